@@ -1,0 +1,39 @@
+# Two commands: `make run` (server + Celery worker and beat, embedded SQLite and filesystem
+# broker, no external service) and `make test` (ruff, mypy, migrations check, pytest).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: run test install install-dev lint bench clean
+
+$(VENV)/.runtime: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.runtime
+install-dev: $(VENV)/.dev
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+	VENV=$(VENV) ./scripts/run_dev.sh
+
+lint: install-dev
+	$(PY) -m ruff check .
+	$(PY) -m mypy .
+	$(PY) manage.py makemigrations --check --dry-run
+
+test: lint
+	$(PY) -m pytest
+
+bench: install-dev
+	$(PY) bench/chat_turn.py
+
+clean:
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache

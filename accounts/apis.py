@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import User
+from accounts.selectors import student_get_visible, students_visible_to
+from tutor.api import Pagination
+
+
+class UserOutput(serializers.ModelSerializer[User]):
+    class Meta:
+        model = User
+        fields = ["id", "username", "first_name", "last_name", "role", "language"]
+
+
+class TokenObtainApi(ObtainAuthToken):
+    """POST username and password, get a token for the `Authorization: Token ...` header."""
+
+    permission_classes = [AllowAny]
+
+
+class MeApi(APIView):
+    def get(self, request: Request) -> Response:
+        return Response(UserOutput(request.user).data)
+
+
+class StudentListApi(APIView):
+    """The students the requester may see: a teacher's class lists, or a student themself."""
+
+    def get(self, request: Request) -> Response:
+        paginator = Pagination()
+        page = paginator.paginate_queryset(students_visible_to(request.user).order_by("username"), request, view=self)
+        return paginator.get_paginated_response(UserOutput(page, many=True).data)
+
+
+class StudentDetailApi(APIView):
+    def get(self, request: Request, student_id: int) -> Response:
+        return Response(UserOutput(student_get_visible(user=request.user, student_id=student_id)).data)

@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from accounts.selectors import students_visible_to
+
+
+class ConversationQuerySet(models.QuerySet["Conversation"]):
+    def visible_to(self, user: Any) -> ConversationQuerySet:
+        """The scoping primitive for conversations: see accounts.selectors.students_visible_to."""
+        return self.filter(student__in=students_visible_to(user).values("pk"))
+
+
+class Conversation(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        ENDED = "ended", "Ended"
+
+    class SummaryStatus(models.TextChoices):
+        NOT_REQUESTED = "not_requested", "Not requested"
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        SKIPPED = "skipped", "Skipped (no student message)"
+        FAILED = "failed", "Failed"
+
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations"
+    )
+    subject = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField(db_index=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    # Running totals kept on write so that a turn never re-reads or re-tokenises the history.
+    message_count = models.PositiveIntegerField(default=0)
+    history_tokens = models.PositiveBigIntegerField(default=0)
+
+    summary_status = models.CharField(
+        max_length=16, choices=SummaryStatus.choices, default=SummaryStatus.NOT_REQUESTED
+    )
+    summary_attempts = models.PositiveIntegerField(default=0)
+    summary_error = models.CharField(max_length=300, blank=True)
+    summary_requested_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ConversationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["student", "-created_at"], name="conversation_student_recent"),
+            models.Index(fields=["status", "last_activity_at"], name="conversation_idle"),
+            models.Index(fields=["summary_status", "summary_requested_at"], name="conversation_summary"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Conversation {self.pk} of {self.student_id}"
+
+    @property
+    def is_ended(self) -> bool:
+        return self.status == self.Status.ENDED
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        STUDENT = "student", "Student"
+        TUTOR = "tutor", "Tutor"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="messages")
+    # Position in the conversation, 1-based, assigned under the conversation's lock.
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    client_message_id = models.CharField(max_length=100, null=True, blank=True)
+    reply_to = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reply"
+    )
+    # Tokens of `content`, counted once when stored.
+    token_count = models.PositiveIntegerField(default=0)
+    # For tutor replies: what the model call(s) of that turn consumed.
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "seq"], name="message_unique_seq"),
+            models.UniqueConstraint(
+                fields=["conversation", "client_message_id"],
+                condition=Q(client_message_id__isnull=False),
+                name="message_unique_client_id",
+            ),
+            models.CheckConstraint(
+                condition=Q(role="tutor") | Q(client_message_id__isnull=False),
+                name="message_student_has_client_id",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} #{self.seq} in {self.conversation_id}"
+
+
+class ContextCheckpoint(models.Model):
+    """A summary standing for messages 1..covers_through_seq of a conversation in the prompt.
+
+    Written by context compression; the messages themselves stay in the database and the API.
+    """
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="checkpoints")
+    covers_through_seq = models.PositiveIntegerField()
+    covered_messages = models.PositiveIntegerField()
+    covered_tokens = models.PositiveBigIntegerField()
+    summary = models.TextField()
+    summary_tokens = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "-covers_through_seq"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "covers_through_seq"], name="checkpoint_unique_cover"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Checkpoint of {self.conversation_id} through #{self.covers_through_seq}"

@@ -1,0 +1,34 @@
+"""Reads of conversations and messages, always through Conversation.objects.visible_to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from accounts.selectors import student_get_visible
+from conversations.models import Conversation, Message
+from tutor.errors import NotFound
+
+
+def conversation_list(*, user: Any, student_id: Any = None) -> QuerySet[Conversation]:
+    qs = Conversation.objects.visible_to(user)
+    if student_id not in (None, ""):
+        qs = qs.filter(student=student_get_visible(user=user, student_id=student_id))
+    return qs.order_by("-created_at", "-id")
+
+
+def conversation_get(*, user: Any, conversation_id: Any) -> Conversation:
+    try:
+        pk = int(conversation_id)
+    except (TypeError, ValueError):
+        raise NotFound("Conversation not found.") from None
+    conversation = Conversation.objects.visible_to(user).filter(pk=pk).first()
+    if conversation is None:
+        raise NotFound("Conversation not found.")
+    return conversation
+
+
+def message_list(*, conversation: Conversation) -> QuerySet[Message]:
+    """Messages of a conversation already obtained through conversation_get."""
+    return conversation.messages.order_by("seq")

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import selectors, services
+from memory.models import AIMemory
+from tutor.api import Pagination, StrictCharField
+
+
+class MemoryOutput(serializers.ModelSerializer[AIMemory]):
+    class Meta:
+        model = AIMemory
+        fields = [
+            "id",
+            "student",
+            "kind",
+            "title",
+            "content",
+            "source",
+            "source_conversation",
+            "author",
+            "status",
+            "created_at",
+        ]
+
+
+class MemoryListCreateApi(APIView):
+    class Input(serializers.Serializer[None]):
+        student = serializers.IntegerField()
+        title = StrictCharField(max_length=200)
+        content = StrictCharField()
+
+    def get(self, request: Request) -> Response:
+        qs = selectors.memory_list(user=request.user, student_id=request.query_params.get("student"))
+        paginator = Pagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(MemoryOutput(page, many=True).data)
+
+    def post(self, request: Request) -> Response:
+        """A teacher adds a teacher note to a student of their class."""
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        memory = services.teacher_note_create(
+            teacher=request.user,
+            student_id=data.validated_data["student"],
+            title=data.validated_data["title"],
+            content=data.validated_data["content"],
+        )
+        return Response(MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
+
+
+class MemoryDetailApi(APIView):
+    def get(self, request: Request, memory_id: int) -> Response:
+        return Response(MemoryOutput(selectors.memory_get(user=request.user, memory_id=memory_id)).data)

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class AIMemoryQuerySet(models.QuerySet["AIMemory"]):
+    def active(self) -> AIMemoryQuerySet:
+        return self.filter(status=AIMemory.Status.ACTIVE)
+
+
+class AIMemory(models.Model):
+    """What the tutor remembers of a student, written between conversations.
+
+    Memories are the student's private data and untrusted text: they are read through
+    `memory.selectors`, which scope every query to the students the requester may see, and are
+    shown to the model as data, never as instructions. They are archived, never deleted.
+    """
+
+    class Kind(models.TextChoices):
+        SUMMARY = "summary", "Conversation summary"
+        NOTE = "note", "Tutor note"
+        TEACHER_NOTE = "teacher_note", "Teacher note"
+
+    class Source(models.TextChoices):
+        SUMMARY_TASK = "summary_task", "Summary task"
+        SAVE_MEMORY_TOOL = "save_memory_tool", "save_memory tool"
+        TEACHER = "teacher", "Teacher"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        ARCHIVED = "archived", "Archived"
+
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="memories"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    title = models.CharField(max_length=200)
+    content = models.TextField()
+    source = models.CharField(max_length=24, choices=Source.choices)
+    source_conversation = models.ForeignKey(
+        "conversations.Conversation",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="memories",
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="authored_memories",
+        help_text="The teacher who wrote a teacher note.",
+    )
+    # Counted once at write time, so the memory block's size is known without re-tokenising.
+    token_count = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    archived_reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AIMemoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["student", "status", "-created_at", "-id"], name="memory_student_recent"),
+        ]
+        constraints = [
+            # Exactly one summary per conversation: a redelivered summary task stores nothing new.
+            models.UniqueConstraint(
+                fields=["source_conversation"],
+                condition=Q(kind="summary"),
+                name="memory_one_summary_per_conversation",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="summary") | Q(source_conversation__isnull=False),
+                name="memory_summary_has_conversation",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="teacher_note") | Q(author__isnull=False),
+                name="memory_teacher_note_has_author",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title

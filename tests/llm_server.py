@@ -1,0 +1,172 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1, so tests run the real `openai` SDK over HTTP.
+
+Each request is classified by its system prompt (chat, summary, compression) and answered from
+that kind's script queue, or by a default: a short tutor reply, a valid JSON summary, a
+compression summary. A scripted step is a dict:
+
+    {"content": "text"}                                   a normal answer
+    {"tool_calls": [{"name": "save_memory", "arguments": "{...}"}], "content": ""}
+    {"status": 503, "body": {...}}                        an HTTP error
+    {"delay": 2.0, ...}                                   wait first (then the rest of the step)
+    {"raw": "not json"}                                   a malformed 200 body
+    {"drop": True}                                        close the connection without answering
+
+Every request body is recorded in `requests` as (kind, body).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SUMMARY_MARKER = "You write the long-term memory"
+COMPRESSION_MARKER = "You compress a long tutoring conversation"
+
+DEFAULT_SUMMARY = {
+    "title": "Working on fractions with unlike denominators",
+    "content": "The student practised adding fractions with unlike denominators. "
+    "They answered three of five quiz questions correctly and should review common denominators next time.",
+}
+
+
+def classify(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or []
+    first = messages[0].get("content", "") if messages else ""
+    if isinstance(first, str) and first.startswith(SUMMARY_MARKER):
+        return "summary"
+    if isinstance(first, str) and first.startswith(COMPRESSION_MARKER):
+        return "compression"
+    return "chat"
+
+
+class ScriptedLLM:
+    def __init__(self) -> None:
+        self.scripts: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> ScriptedLLM:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.scripts.clear()
+            self.requests.clear()
+
+    def script(self, kind: str, *steps: dict[str, Any]) -> None:
+        with self.lock:
+            self.scripts[kind].extend(steps)
+
+    def calls(self, kind: str | None = None) -> list[dict[str, Any]]:
+        with self.lock:
+            return [body for k, body in self.requests if kind is None or k == kind]
+
+    def _next(self, kind: str) -> dict[str, Any]:
+        with self.lock:
+            if self.scripts[kind]:
+                return self.scripts[kind].popleft()
+        if kind == "summary":
+            return {"content": json.dumps(DEFAULT_SUMMARY)}
+        if kind == "compression":
+            return {"content": "Earlier, the student and tutor worked through many exercises."}
+        return {"content": "Let's work through it step by step."}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        llm = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                kind = classify(body)
+                with llm.lock:
+                    llm.requests.append((kind, body))
+                step = llm._next(kind)
+                if step.get("delay"):
+                    time.sleep(float(step["delay"]))
+                if step.get("drop"):
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if "status" in step:
+                    err = step.get("body") or {"error": {"message": "scripted error", "type": "server_error"}}
+                    self._send(int(step["status"]), json.dumps(err).encode())
+                    return
+                if "raw" in step:
+                    self._send(200, str(step["raw"]).encode())
+                    return
+                message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
+                finish = "stop"
+                if step.get("tool_calls"):
+                    message["tool_calls"] = [
+                        {
+                            "id": f"call_{i}_{len(llm.requests)}",
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"]},
+                        }
+                        for i, c in enumerate(step["tool_calls"])
+                    ]
+                    finish = "tool_calls"
+                prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+                completion = str(step.get("content") or "")
+                payload = {
+                    "id": f"chatcmpl-{len(llm.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "scripted"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": {
+                        "prompt_tokens": max(1, prompt_chars // 4),
+                        "completion_tokens": max(1, len(completion) // 4),
+                        "total_tokens": max(1, prompt_chars // 4) + max(1, len(completion) // 4),
+                    },
+                }
+                self._send(200, json.dumps(payload).encode())
+
+        return Handler
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Run the scripted OpenAI-compatible server.")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    llm = ScriptedLLM()
+    if args.port:
+        llm.server.server_close()
+        llm.server = ThreadingHTTPServer(("127.0.0.1", args.port), llm._handler())
+    print(llm.base_url, flush=True)
+    llm.server.serve_forever()

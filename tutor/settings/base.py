@@ -1,0 +1,219 @@
+"""Settings shared by every environment, read from the environment.
+
+Every variable is listed in `.env.example` with a safe development value. This module is the
+development default: it runs on an embedded SQLite database and a filesystem Celery broker, so
+`make run` needs no external service. `tutor.settings.production` adds security settings and
+refuses to start without a secret key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(os.environ.get("TUTOR_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default).strip()
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise RuntimeError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise RuntimeError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    return raw in {"1", "true", "yes", "on"}
+
+
+# The development key is public on purpose; production.py refuses to start with it.
+DEV_SECRET_KEY = "dev-insecure-key-do-not-use-in-production"
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", DEV_SECRET_KEY)
+DEBUG = env_bool("DJANGO_DEBUG", True)
+ALLOWED_HOSTS = [h for h in env_str("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "accounts",
+    "llm",
+    "conversations",
+    "memory",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "tutor.urls"
+WSGI_APPLICATION = "tutor.wsgi.application"
+AUTH_USER_MODEL = "accounts.User"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+# DATABASE_URL selects PostgreSQL in production; the default is an embedded SQLite file.
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'tutor.sqlite3'}")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the web server read while the worker writes; the timeout waits for a writer
+    # instead of failing with "database is locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # The test database must be a file: the Celery worker started by the tests is another process.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_tutor.sqlite3")}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# --- REST framework -------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "tutor.api.Pagination",
+    "PAGE_SIZE": 20,
+    "EXCEPTION_HANDLER": "tutor.errors.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "UNAUTHENTICATED_USER": None,
+}
+
+# --- Celery ---------------------------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
+BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport: a broker that needs no server, for the embedded default.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "out"),
+        "data_folder_out": str(BROKER_DIR / "out"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+elif CELERY_BROKER_URL.startswith("redis"):
+    # An unacknowledged task (worker killed mid-task) is redelivered after this many seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+# A task is acknowledged after it ran, so a worker that dies mid-task loses nothing; every
+# task is idempotent for that reason (see each task's docstring).
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "tutor")
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "end-idle-conversations": {
+        "task": "conversations.tasks.conversations_end_idle",
+        "schedule": 60.0,
+    },
+    "sweep-pending-summaries": {
+        "task": "memory.tasks.summaries_sweep",
+        "schedule": 300.0,
+    },
+}
+
+# --- LLM ------------------------------------------------------------------------------------
+# Any OpenAI-compatible endpoint: OpenAI (key only), Ollama, vLLM, llama.cpp server (base URL).
+LLM_BASE_URL = env_str("LLM_BASE_URL")
+LLM_API_KEY = env_str("LLM_API_KEY")
+LLM_MODEL = env_str("LLM_MODEL", "gpt-4o-mini")
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
+# Background jobs (summaries, compression) may use a cheaper model on another endpoint.
+LLM_SUMMARY_BASE_URL = env_str("LLM_SUMMARY_BASE_URL", LLM_BASE_URL)
+LLM_SUMMARY_API_KEY = env_str("LLM_SUMMARY_API_KEY", LLM_API_KEY)
+LLM_SUMMARY_MODEL = env_str("LLM_SUMMARY_MODEL", LLM_MODEL)
+LLM_SUMMARY_TIMEOUT_SECONDS = env_float("LLM_SUMMARY_TIMEOUT_SECONDS", 120.0)
+# Encoding used to count tokens for models tiktoken does not know (see llm/tokens.py).
+TOKEN_ENCODING_FALLBACK = env_str("TOKEN_ENCODING_FALLBACK", "cl100k_base")
+
+# --- Tutor behaviour ------------------------------------------------------------------------
+MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 20_000)
+MEMORY_LOAD_COUNT = env_int("MEMORY_LOAD_COUNT", 10)
+SAVE_MEMORY_MAX_PER_CONVERSATION = env_int("SAVE_MEMORY_MAX_PER_CONVERSATION", 5)
+MAX_TOOL_ROUNDS = env_int("MAX_TOOL_ROUNDS", 3)
+COMPRESSION_THRESHOLD_TOKENS = env_int("COMPRESSION_THRESHOLD_TOKENS", 150_000)
+KEEP_RECENT_MESSAGES = env_int("KEEP_RECENT_MESSAGES", 14)
+CONVERSATION_IDLE_MINUTES = env_int("CONVERSATION_IDLE_MINUTES", 30)
+SUMMARY_MAX_RETRIES = env_int("SUMMARY_MAX_RETRIES", 5)
+SUMMARY_RETRY_BACKOFF_SECONDS = env_float("SUMMARY_RETRY_BACKOFF_SECONDS", 30.0)
+# A pending summary untouched for this long is re-enqueued by the periodic sweep.
+SUMMARY_SWEEP_AFTER_MINUTES = env_int("SUMMARY_SWEEP_AFTER_MINUTES", 15)
+SUMMARY_MAX_TRANSCRIPT_TOKENS = env_int("SUMMARY_MAX_TRANSCRIPT_TOKENS", 100_000)
+# seed_demo writes demo accounts only where this is on (DEBUG by default).
+ALLOW_DEMO_DATA = env_bool("ALLOW_DEMO_DATA", DEBUG)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
