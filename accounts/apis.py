@@ -26,7 +26,9 @@ class TokenObtainApi(ObtainAuthToken):
 
 class MeApi(APIView):
     def get(self, request: Request) -> Response:
-        return Response(UserOutput(request.user).data)
+        user = request.user
+        assert isinstance(user, User)  # IsAuthenticated ran first
+        return Response(UserOutput(user).data)
 
 
 class StudentListApi(APIView):

@@ -37,7 +37,7 @@ class Classroom(models.Model):
         related_name="classrooms",
         limit_choices_to={"role": User.Role.TEACHER},
     )
-    students = models.ManyToManyField(
+    students: models.ManyToManyField[User, Enrollment] = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Enrollment", related_name="enrolled_classrooms"
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -51,9 +51,7 @@ class Classroom(models.Model):
 
 class Enrollment(models.Model):
     classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="enrollments")
-    student = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments"
-    )
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

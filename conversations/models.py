@@ -27,9 +27,7 @@ class Conversation(models.Model):
         SKIPPED = "skipped", "Skipped (no student message)"
         FAILED = "failed", "Failed"
 
-    student = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations"
-    )
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations")
     subject = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -40,9 +38,7 @@ class Conversation(models.Model):
     message_count = models.PositiveIntegerField(default=0)
     history_tokens = models.PositiveBigIntegerField(default=0)
 
-    summary_status = models.CharField(
-        max_length=16, choices=SummaryStatus.choices, default=SummaryStatus.NOT_REQUESTED
-    )
+    summary_status = models.CharField(max_length=16, choices=SummaryStatus.choices, default=SummaryStatus.NOT_REQUESTED)
     summary_attempts = models.PositiveIntegerField(default=0)
     summary_error = models.CharField(max_length=300, blank=True)
     summary_requested_at = models.DateTimeField(null=True, blank=True)
@@ -76,9 +72,7 @@ class Message(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
     content = models.TextField()
     client_message_id = models.CharField(max_length=100, null=True, blank=True)
-    reply_to = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reply"
-    )
+    reply_to = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reply")
     # Tokens of `content`, counted once when stored.
     token_count = models.PositiveIntegerField(default=0)
     # For tutor replies: what the model call(s) of that turn consumed.
@@ -123,9 +117,7 @@ class ContextCheckpoint(models.Model):
     class Meta:
         ordering = ["conversation", "-covers_through_seq"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["conversation", "covers_through_seq"], name="checkpoint_unique_cover"
-            ),
+            models.UniqueConstraint(fields=["conversation", "covers_through_seq"], name="checkpoint_unique_cover"),
         ]
 
     def __str__(self) -> str:

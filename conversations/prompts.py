@@ -79,8 +79,7 @@ def format_memory(item: MemoryItem) -> str:
     if item.conversation_id is not None:
         source = f"{source}, conversation {item.conversation_id}"
     return (
-        f"- [{item.created_at.date().isoformat()} · {source}] {_neutralise(item.title)}\n"
-        f"  {_neutralise(item.content)}"
+        f"- [{item.created_at.date().isoformat()} · {source}] {_neutralise(item.title)}\n  {_neutralise(item.content)}"
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -33,7 +34,7 @@ from conversations.selectors import conversation_get
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
-from memory.selectors import memories_for_prompt
+from memory.selectors import memories_for_turn
 from memory.services import memory_note_save
 from tutor.errors import ApplicationError, Conflict, Forbidden
 
@@ -88,7 +89,8 @@ def message_send(*, user: Any, conversation_id: Any, content: str, client_messag
         conversation, student_message, created = _student_message_store(
             conversation_id=conversation.pk, content=content, client_message_id=client_message_id
         )
-        existing_reply = Message.objects.filter(reply_to=student_message).first()
+        # Only a retry can find its reply already stored.
+        existing_reply = None if created else Message.objects.filter(reply_to=student_message).first()
         if existing_reply is not None:
             return TurnResult(student_message, existing_reply, created)
         if conversation.is_ended:
@@ -151,13 +153,13 @@ def _turn_run(*, conversation: Conversation, student_message: Message) -> Messag
             created_at=m.created_at,
             conversation_id=m.source_conversation_id,
         )
-        for m in memories_for_prompt(student_id=conversation.student_id, limit=settings.MEMORY_LOAD_COUNT)
+        # The latest memories plus those recalled for this message, within MEMORY_TOKEN_BUDGET;
+        # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
+        for m in memories_for_turn(student_id=conversation.student_id, message=student_message.content)
     ]
     memory_tokens = count_tokens(prompts.memory_block(memories)) if memories else 0
     fixed_tokens = _system_prompt_tokens() + memory_tokens
-    context = _context_build(
-        conversation=conversation, upto_seq=student_message.seq, fixed_tokens=fixed_tokens
-    )
+    context = _context_build(conversation=conversation, upto_seq=student_message.seq, fixed_tokens=fixed_tokens)
     messages = prompts.build_chat_messages(
         memories=memories,
         history=context.history,
@@ -166,9 +168,7 @@ def _turn_run(*, conversation: Conversation, student_message: Message) -> Messag
         omitted=context.omitted,
     )
     try:
-        content, prompt_tokens, completion_tokens, model = _model_converse(
-            conversation=conversation, messages=messages
-        )
+        content, prompt_tokens, completion_tokens, model = _model_converse(conversation=conversation, messages=messages)
     except gateway.LLMNotConfigured as exc:
         raise ModelNotConfigured(str(exc), details={"student_message_id": student_message.pk}) from exc
     except gateway.LLMUnavailable as exc:
@@ -242,7 +242,11 @@ def _model_converse(*, conversation: Conversation, messages: list[dict[str, Any]
         ]
         for call in result.tool_calls:
             messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": _tool_call_run(conversation=conversation, call=call)}
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": _tool_call_run(conversation=conversation, call=call),
+                }
             )
     raise gateway.LLMBadResponse("the model kept calling tools without answering")
 
@@ -451,7 +455,7 @@ def _enqueue_summary(task: Any, conversation_id: int) -> None:
 
 
 def conversations_end_idle() -> int:
-    cutoff = timezone.now() - timezone.timedelta(minutes=settings.CONVERSATION_IDLE_MINUTES)
+    cutoff = timezone.now() - timedelta(minutes=settings.CONVERSATION_IDLE_MINUTES)
     ids = list(
         Conversation.objects.filter(status=Conversation.Status.ACTIVE, last_activity_at__lt=cutoff).values_list(
             "pk", flat=True

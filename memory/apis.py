@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -34,7 +36,15 @@ class MemoryListCreateApi(APIView):
         content = StrictCharField()
 
     def get(self, request: Request) -> Response:
-        qs = selectors.memory_list(user=request.user, student_id=request.query_params.get("student"))
+        """Memories newest first; with `?q=`, the student's memories most relevant to q, best first."""
+        query = request.query_params.get("q", "").strip()
+        qs: Any
+        if query:
+            qs = selectors.memory_search(
+                user=request.user, student_id=request.query_params.get("student"), query=query[:1000]
+            )
+        else:
+            qs = selectors.memory_list(user=request.user, student_id=request.query_params.get("student"))
         paginator = Pagination()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(MemoryOutput(page, many=True).data)

@@ -60,6 +60,12 @@ class AIMemory(models.Model):
     archived_reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Relations used by recall's relation bonus (memory.recall): the memory this one replaces
+    # (the older one is archived, the chain stays), and explicit links between memories.
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+    links = models.ManyToManyField("self", blank=True, symmetrical=True)
 
     objects = AIMemoryQuerySet.as_manager()
 
@@ -87,3 +93,35 @@ class AIMemory(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+
+class MemoryEmbedding(models.Model):
+    """The vector of one memory, stored in the same database as the memory itself.
+
+    `vector` is the L2-normalised embedding of the whole memory (title and content) as
+    little-endian float32 bytes; `sentence_vectors` holds `sentences` more vectors, one per
+    sentence of the content, back to back (a question usually matches one sentence of a memory
+    better than the whole of it; see memory.recall). `model` and `dim` say which embedder wrote
+    them, so a change of model is detected (recall ignores vectors of
+    another model and `manage.py reembed` replaces them). `text_hash` is the hash of the text
+    that was embedded: the embedding task skips a memory whose vector is already current.
+    `student` is denormalised so that one student's vectors load with one indexed query.
+    """
+
+    memory = models.OneToOneField(AIMemory, primary_key=True, on_delete=models.CASCADE, related_name="embedding")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    dim = models.PositiveIntegerField()
+    vector = models.BinaryField()
+    sentences = models.PositiveIntegerField(default=0)
+    sentence_vectors = models.BinaryField(default=b"")
+    text_hash = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        # updated_at in the index: the vector cache's version check is an index-only aggregate.
+        indexes = [models.Index(fields=["student", "model", "updated_at"], name="embedding_student_model")]
+        constraints = [models.CheckConstraint(condition=Q(dim__gt=0), name="embedding_dim_positive")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} ({self.model}, {self.dim})"

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from accounts.selectors import student_get_visible, students_visible_to
-from memory.models import AIMemory
-from tutor.errors import NotFound
+from memory.models import AIMemory, MemoryEmbedding
+from tutor.errors import ApplicationError, NotFound
+
+logger = logging.getLogger(__name__)
+
+SEARCH_LIMIT = 50
 
 
 def memory_list(*, user: Any, student_id: Any = None) -> QuerySet[AIMemory]:
@@ -43,7 +49,89 @@ def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
         AIMemory.objects.active()
         .filter(student_id=student_id)
         .order_by("-created_at", "-id")
-        .only("id", "kind", "title", "content", "source", "source_conversation_id", "token_count", "created_at")[
-            :limit
-        ]
+        .only(*_PROMPT_FIELDS)[:limit]
     )
+
+
+_PROMPT_FIELDS = ("id", "kind", "title", "content", "source", "source_conversation_id", "token_count", "created_at")
+
+
+def memories_missing_embedding(*, model: str, limit: int, after_id: int = 0) -> list[int]:
+    """Ids of active memories (every student) without a vector from `model`, by id.
+
+    A maintenance read for the embedding sweep and `manage.py reembed`, not a tenant read.
+    """
+    current = MemoryEmbedding.objects.filter(model=model).values("memory_id")
+    return list(
+        AIMemory.objects.active()
+        .filter(pk__gt=after_id)
+        .exclude(pk__in=current)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def memory_search(*, user: Any, student_id: Any, query: str) -> list[AIMemory]:
+    """A student's active memories most relevant to `query`, best first (hybrid recall).
+
+    A student searches their own memories (`student_id` may be omitted); a teacher must name a
+    student of one of their classes. Anyone else's student is a 404, through the scoping
+    primitive, before anything is searched.
+    """
+    from memory.recall import recall
+
+    if student_id in (None, ""):
+        if getattr(user, "role", None) != "student":
+            raise ApplicationError("Give the student whose memories to search (?student=<id>).")
+        student_id = user.pk
+    student = student_get_visible(user=user, student_id=student_id)
+    result = recall(student_id=student.pk, query=query, limit=SEARCH_LIMIT, language=student.language)
+    by_id = AIMemory.objects.active().filter(student=student, pk__in=result.ids).select_related("source_conversation")
+    found = {m.pk: m for m in by_id}
+    return [found[pk] for pk in result.ids if pk in found]
+
+
+def memories_for_turn(*, student_id: int, message: str, language: str | None = None) -> list[AIMemory]:
+    """The memories to show the model for a student's message, newest first.
+
+    The MEMORY_LOAD_COUNT latest memories and the MEMORY_RELEVANT_COUNT most relevant to the
+    message (hybrid recall), deduplicated, taken alternately by priority (best recalled, latest,
+    next recalled, ...) while the memory block stays within MEMORY_TOKEN_BUDGET tokens. If recall
+    fails for any reason the latest memories are used: the chat never fails because of recall.
+    Called by the chat turn for the student who owns the conversation, so the scope is the
+    student id itself.
+    """
+    from memory import recall as recall_module
+
+    latest = memories_for_prompt(student_id=student_id, limit=settings.MEMORY_LOAD_COUNT)
+    relevant: list[AIMemory] = []
+    if message.strip() and settings.MEMORY_RELEVANT_COUNT > 0:
+        try:
+            result = recall_module.recall(
+                student_id=student_id, query=message, limit=settings.MEMORY_RELEVANT_COUNT, language=language
+            )
+            found = {
+                m.pk: m
+                for m in AIMemory.objects.active()
+                .filter(student_id=student_id, pk__in=result.ids)
+                .only(*_PROMPT_FIELDS)
+            }
+            relevant = [found[pk] for pk in result.ids if pk in found]
+        except Exception:
+            # Recall is a bonus; the latest memories alone are what the chat had before it.
+            logger.exception("recall failed for student %s; using the latest memories only", student_id)
+    return recall_module.fit_memory_budget(
+        interleave(relevant, latest), budget=settings.MEMORY_TOKEN_BUDGET
+    )
+
+
+def interleave(first: list[AIMemory], second: list[AIMemory]) -> list[AIMemory]:
+    """first[0], second[0], first[1], ... without duplicates."""
+    seen: set[int] = set()
+    out: list[AIMemory] = []
+    for i in range(max(len(first), len(second))):
+        for memories in (first, second):
+            if i < len(memories) and memories[i].pk not in seen:
+                seen.add(memories[i].pk)
+                out.append(memories[i])
+    return out

@@ -1,4 +1,10 @@
-"""Writes of memories: notes from the save_memory tool, teacher notes, conversation summaries."""
+"""Writes of memories: notes from the save_memory tool, teacher notes, conversation summaries,
+edits and archiving, and the embeddings recall uses.
+
+Every write keeps the full-text index (memory.fts) in sync inside its own transaction, and
+enqueues the memory's embedding after commit (memory.tasks.memory_embed): embeddings are never
+computed in the request.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +19,10 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.selectors import student_get_visible
 from llm.tokens import count_tokens
-from memory.models import AIMemory
+from memory import embeddings, fts
+from memory.models import AIMemory, MemoryEmbedding
 from memory.validation import validate_content, validate_title
-from tutor.errors import Forbidden
+from tutor.errors import Conflict, Forbidden
 
 logger = logging.getLogger(__name__)
 
@@ -49,16 +56,18 @@ def memory_note_save(*, student_id: int, conversation_id: int, title: object, co
         raise ValidationError(
             f"Memory limit reached: at most {settings.SAVE_MEMORY_MAX_PER_CONVERSATION} notes per conversation."
         )
-    memory = AIMemory.objects.create(
-        student_id=student_id,
-        kind=AIMemory.Kind.NOTE,
-        source=AIMemory.Source.SAVE_MEMORY_TOOL,
-        source_conversation_id=conversation_id,
-        title=clean_title,
-        content=clean_content,
-        token_count=_memory_tokens(clean_title, clean_content),
-        created_at=timezone.now(),
-    )
+    with transaction.atomic():
+        memory = AIMemory.objects.create(
+            student_id=student_id,
+            kind=AIMemory.Kind.NOTE,
+            source=AIMemory.Source.SAVE_MEMORY_TOOL,
+            source_conversation_id=conversation_id,
+            title=clean_title,
+            content=clean_content,
+            token_count=_memory_tokens(clean_title, clean_content),
+            created_at=timezone.now(),
+        )
+        _memory_written(memory)
     return memory, True
 
 
@@ -72,16 +81,19 @@ def teacher_note_create(*, teacher: Any, student_id: Any, title: object, content
     student = student_get_visible(user=teacher, student_id=student_id)
     clean_title = validate_title(title)
     clean_content = validate_content(content)
-    return AIMemory.objects.create(
-        student=student,
-        kind=AIMemory.Kind.TEACHER_NOTE,
-        source=AIMemory.Source.TEACHER,
-        author=teacher,
-        title=clean_title,
-        content=clean_content,
-        token_count=_memory_tokens(clean_title, clean_content),
-        created_at=timezone.now(),
-    )
+    with transaction.atomic():
+        memory = AIMemory.objects.create(
+            student=student,
+            kind=AIMemory.Kind.TEACHER_NOTE,
+            source=AIMemory.Source.TEACHER,
+            author=teacher,
+            title=clean_title,
+            content=clean_content,
+            token_count=_memory_tokens(clean_title, clean_content),
+            created_at=timezone.now(),
+        )
+        _memory_written(memory)
+    return memory
 
 
 def memory_summary_store(*, student_id: int, conversation_id: int, title: str, content: str) -> tuple[AIMemory, bool]:
@@ -107,6 +119,153 @@ def memory_summary_store(*, student_id: int, conversation_id: int, title: str, c
                 token_count=_memory_tokens(clean_title, clean_content),
                 created_at=timezone.now(),
             )
+            _memory_written(memory)
     except IntegrityError:
         return AIMemory.objects.get(source_conversation_id=conversation_id, kind=AIMemory.Kind.SUMMARY), False
     return memory, True
+
+
+# --- Edits and archiving ----------------------------------------------------------------------
+
+
+def _memory_for_edit(*, user: Any, memory_id: Any) -> AIMemory:
+    """The memory locked for an edit by `user`: a teacher of the student (404 outside scope)."""
+    from memory.selectors import memory_get
+
+    memory = memory_get(user=user, memory_id=memory_id)
+    if getattr(user, "role", None) != User.Role.TEACHER:
+        raise Forbidden("Only a teacher of the student can edit or archive a memory.")
+    return AIMemory.objects.select_for_update().get(pk=memory.pk)
+
+
+def memory_update(*, user: Any, memory_id: Any, title: object = None, content: object = None) -> AIMemory:
+    """Edit a memory's title and/or content (a teacher of the student).
+
+    The full-text entry is rewritten in the same transaction; the stale vector is dropped (the
+    memory is found lexically meanwhile) and a new one is enqueued after commit. An archived
+    memory cannot be edited (Conflict).
+    """
+    with transaction.atomic():
+        memory = _memory_for_edit(user=user, memory_id=memory_id)
+        if memory.status != AIMemory.Status.ACTIVE:
+            raise Conflict("This memory is archived and cannot be edited.")
+        new_title = memory.title if title is None else validate_title(title)
+        new_content = (
+            memory.content
+            if content is None
+            else validate_content(content, is_summary=memory.kind == AIMemory.Kind.SUMMARY)
+        )
+        if (new_title, new_content) == (memory.title, memory.content):
+            return memory
+        memory.title, memory.content = new_title, new_content
+        memory.token_count = _memory_tokens(new_title, new_content)
+        memory.save(update_fields=["title", "content", "token_count", "updated_at"])
+        MemoryEmbedding.objects.filter(memory=memory).delete()
+        _memory_written(memory)
+    return memory
+
+
+def memory_archive(*, user: Any, memory_id: Any, reason: str) -> AIMemory:
+    """Archive a memory with a reason (a teacher of the student). Never deletes it.
+
+    Idempotent: archiving an archived memory changes nothing. The memory leaves the full-text
+    index and its vector is dropped in the same transaction, so recall stops finding it at commit.
+    """
+    reason = " ".join(str(reason or "").split())
+    if not reason:
+        raise ValidationError({"reason": ["A reason is required to archive a memory."]})
+    with transaction.atomic():
+        memory = _memory_for_edit(user=user, memory_id=memory_id)
+        if memory.status == AIMemory.Status.ARCHIVED:
+            return memory
+        memory.status = AIMemory.Status.ARCHIVED
+        memory.archived_reason = reason[:300]
+        memory.save(update_fields=["status", "archived_reason", "updated_at"])
+        fts.memory_unindex([memory.pk])
+        MemoryEmbedding.objects.filter(memory=memory).delete()
+    return memory
+
+
+def _memory_written(memory: AIMemory) -> None:
+    """Index a memory just written or edited, in the caller's transaction; embed it after commit."""
+    language = User.objects.filter(pk=memory.student_id).values_list("language", flat=True).first() or "en"
+    fts.memory_index(
+        [fts.IndexRow(memory.pk, memory.student_id, fts.memory_text(memory.title, memory.content), language)]
+    )
+    if embeddings.backend_name() != "none":
+        memory_id = memory.pk
+        transaction.on_commit(lambda: _enqueue_embedding(memory_id))
+
+
+def _enqueue_embedding(memory_id: int) -> None:
+    from memory.tasks import memory_embed
+
+    # The memory is committed either way: if the broker is down, `embeddings_sweep` (and
+    # `manage.py reembed`) embed it later, and recall finds it lexically meanwhile.
+    try:
+        memory_embed.delay(memory_id)
+    except Exception:
+        logger.exception("could not enqueue the embedding of memory %s; the sweep will retry", memory_id)
+
+
+# --- Embeddings ---------------------------------------------------------------------------------
+
+
+def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embedder | None = None) -> int:
+    """Embed these memories with the configured embedder and store the vectors. Returns how many.
+
+    Idempotent: an active memory whose stored vector was made by the same model from the same
+    text is skipped, and archived memories are never embedded. The text is embedded outside any
+    transaction; the vector is stored only if the memory's text is still the one embedded (an
+    edit in between enqueues its own embedding). Raises EmbedderUnavailable.
+    """
+    embedder = embedder or embeddings.get_embedder()
+    if embedder is None:
+        return 0
+    memories = list(
+        AIMemory.objects.active().filter(pk__in=memory_ids).only("pk", "student_id", "title", "content")
+    )
+    current = dict(
+        MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in memories], model=embedder.name).values_list(
+            "memory_id", "text_hash"
+        )
+    )
+    todo = []
+    texts: list[str] = []
+    for memory in memories:
+        text = fts.memory_text(memory.title, memory.content)
+        digest = embeddings.text_hash(text)
+        if current.get(memory.pk) != digest:
+            parts = embeddings.sentences(memory.content)
+            todo.append((memory, digest, len(texts), len(parts)))
+            texts += [text, *parts]
+    if not todo:
+        return 0
+    matrix = embedder.embed(texts)
+    stored = 0
+    with transaction.atomic():
+        still = {
+            m.pk: embeddings.text_hash(fts.memory_text(m.title, m.content))
+            for m in AIMemory.objects.select_for_update()
+            .active()
+            .filter(pk__in=[m.pk for m, *_ in todo])
+            .only("pk", "title", "content")
+        }
+        for memory, digest, row, count in todo:
+            if still.get(memory.pk) != digest:
+                continue
+            vector = matrix[row]
+            MemoryEmbedding.objects.update_or_create(
+                memory_id=memory.pk,
+                defaults={
+                    "student_id": memory.student_id,
+                    "model": embedder.name,
+                    "dim": int(vector.shape[0]),
+                    "vector": embeddings.to_bytes(vector),
+                    "sentences": count,
+                    "sentence_vectors": embeddings.to_bytes(matrix[row + 1 : row + 1 + count]),
+                    "text_hash": digest,
+                },
+            )
+            stored += 1
+    return stored

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -116,7 +117,7 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
 
 def pending_summaries_due() -> list[int]:
     """Ended conversations whose summary is still pending and untouched for a while."""
-    cutoff = timezone.now() - timezone.timedelta(minutes=settings.SUMMARY_SWEEP_AFTER_MINUTES)
+    cutoff = timezone.now() - timedelta(minutes=settings.SUMMARY_SWEEP_AFTER_MINUTES)
     return list(
         Conversation.objects.filter(
             summary_status=Conversation.SummaryStatus.PENDING, summary_requested_at__lte=cutoff

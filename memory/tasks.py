@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from conversations.models import Conversation
 from llm.gateway import LLMError
-from memory import summaries
+from memory import embeddings, services, summaries
+from memory.selectors import memories_missing_embedding
 
 logger = logging.getLogger(__name__)
 
@@ -53,3 +54,49 @@ def summaries_sweep() -> int:
     if due:
         logger.info("summary sweep: re-enqueued %d conversations", len(due))
     return len(due)
+
+
+@shared_task(bind=True, max_retries=None, acks_late=True)
+def memory_embed(self, memory_id: int) -> int:  # type: ignore[no-untyped-def]
+    """Compute and store the vector of one memory (after a write or an edit).
+
+    Safe to run twice or to be redelivered: `memory_embeddings_write` skips a memory whose
+    vector was made by the current model from its current text, and skips archived memories.
+    An unavailable embedder retries with exponential backoff and jitter up to
+    EMBEDDINGS_MAX_RETRIES; after that `embeddings_sweep` picks the memory up later, and recall
+    finds it lexically meanwhile.
+    """
+    try:
+        return services.memory_embeddings_write(memory_ids=[memory_id])
+    except embeddings.EmbedderUnavailable as exc:
+        if self.request.retries >= settings.EMBEDDINGS_MAX_RETRIES:
+            logger.warning(
+                "embedding of memory %s gave up after %s tries: %s", memory_id, self.request.retries + 1, exc
+            )
+            return 0
+        countdown = settings.EMBEDDINGS_RETRY_BACKOFF_SECONDS * (2**self.request.retries) * random.uniform(0.8, 1.2)
+        raise self.retry(exc=exc, countdown=countdown) from exc
+
+
+@shared_task(acks_late=True)
+def embeddings_sweep() -> int:
+    """Embed a batch of active memories that have no vector from the current model. Idempotent.
+
+    Catches up after a lost message or an embedder outage; `manage.py reembed` does the same in
+    bulk for a model change.
+    """
+    model = embeddings.current_model_name()
+    if model is None:
+        return 0
+    ids = memories_missing_embedding(model=model, limit=settings.EMBEDDINGS_SWEEP_BATCH)
+    stored = 0
+    batch = settings.EMBEDDINGS_BATCH_SIZE
+    for start in range(0, len(ids), batch):
+        try:
+            stored += services.memory_embeddings_write(memory_ids=ids[start : start + batch])
+        except embeddings.EmbedderUnavailable as exc:
+            logger.warning("embeddings sweep: embedder unavailable (%s); next sweep retries", exc)
+            break
+    if stored:
+        logger.info("embeddings sweep: embedded %d memories", stored)
+    return stored

@@ -3,7 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${VENV:-.venv}/bin/python"
-mkdir -p var/broker/out var/broker/processed
 "$PY" -m celery -A tutor worker -B -l INFO --concurrency=2 -Q "${CELERY_QUEUE:-tutor}" &
 WORKER=$!
 trap 'kill $WORKER 2>/dev/null; wait $WORKER 2>/dev/null' EXIT INT TERM

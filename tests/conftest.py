@@ -31,6 +31,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError("REQUIRE_REDIS=1 but REDIS_URL is not set")
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # PBKDF2's deliberate slowness adds a second per test user; tests don't need it.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def make_user(username: str, role: str = User.Role.STUDENT, **extra: Any) -> User:
     return User.objects.create_user(username=username, password="pw-" + username, role=role, **extra)
 
@@ -95,6 +101,30 @@ def llm(llm_server: ScriptedLLM, settings: Any) -> Iterator[ScriptedLLM]:
     llm_server.reset()
 
 
+@pytest.fixture(autouse=True)
+def _lexical_recall_by_default(settings: Any) -> None:
+    """Tests run without an embedder unless they ask for one (`local_embedder`, `openai_embedder`),
+    so that the local model is loaded only where a test is about it."""
+    settings.EMBEDDINGS_BACKEND = "none"
+
+
+@pytest.fixture
+def local_embedder(settings: Any) -> None:
+    """The real in-process all-MiniLM-L6-v2 (requirements-embeddings.txt, installed in CI)."""
+    settings.EMBEDDINGS_BACKEND = "local"
+
+
+@pytest.fixture
+def openai_embedder(llm: ScriptedLLM, settings: Any) -> ScriptedLLM:
+    """The openai embeddings backend, against the scripted server's /v1/embeddings."""
+    settings.EMBEDDINGS_BACKEND = "openai"
+    settings.EMBEDDINGS_BASE_URL = llm.base_url
+    settings.EMBEDDINGS_API_KEY = "test-key"
+    settings.EMBEDDINGS_MODEL = "scripted-embed"
+    settings.EMBEDDINGS_TIMEOUT_SECONDS = 5.0
+    return llm
+
+
 @pytest.fixture
 def no_llm(settings: Any) -> None:
     for name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_SUMMARY_BASE_URL", "LLM_SUMMARY_API_KEY"):
@@ -112,36 +142,76 @@ def _database_url() -> str:
 
 
 class Worker:
-    """A real `celery worker` process on its own queue, using the test database and model."""
+    """A real `celery worker` process on its own queue, using the test database and model.
+
+    Each instance logs to its own file under the var directory (TUTOR_VAR_DIR), so a second
+    worker on the same queue (a restart after `kill()`) is only "ready" once it is.
+    """
 
     def __init__(self, llm: ScriptedLLM, queue: str, env: dict[str, str]) -> None:
         self.llm = llm
         self.queue = queue
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log = ROOT / "var" / f"worker-{queue}.log"
+        self.name = f"{queue}-{uuid.uuid4().hex[:6]}"
+        self.log = Path(django_settings.VAR_DIR) / "test-workers" / f"worker-{self.name}.log"
 
-    def start(self) -> None:
+    def start(self) -> Worker:
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        out = self.log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "tutor", "worker", "-Q", self.queue, "--pool=solo",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "tutor",
+                    "worker",
+                    "-Q",
+                    self.queue,
+                    "--pool=solo",
+                    # One task at a time, one message reserved: a second worker gets the next one.
+                    "--concurrency=1",
+                    "-n",
+                    f"{self.name}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "-l",
+                    "INFO",
+                ],
+                cwd=ROOT,
+                env={**self.env, "PYTHONUNBUFFERED": "1"},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"celery worker exited early:\n{self.log.read_text()[-3000:]}")
-            if "ready." in self.log.read_text():
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"celery worker did not start:\n{self.log.read_text()[-3000:]}")
+                raise RuntimeError(f"celery worker exited early:\n{self.log_text()[-3000:]}")
+            if "ready." in self.log_text():
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"celery worker did not start:\n{self.log_text()[-3000:]}")
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def wait_for_log(self, needle: str, count: int = 1, timeout: float = 20.0) -> str:
+        """Wait until `needle` appears `count` times in this worker's log; returns the log."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.log_text()
+            if text.count(needle) >= count:
+                return text
+            if self.proc is not None and self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise AssertionError(f"{needle!r} x{count} not in the worker log:\n{self.log_text()[-3000:]}")
 
     def kill(self) -> None:
+        """SIGKILL: the worker dies mid-task without acknowledging or restoring anything."""
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
@@ -157,9 +227,17 @@ class Worker:
 
 
 @pytest.fixture
-def worker_env(llm: ScriptedLLM, transactional_db: None) -> dict[str, str]:
+def worker_env(llm: ScriptedLLM, transactional_db: None) -> Iterator[dict[str, str]]:
+    """The environment of a test worker; tasks sent by the test go to its unique queue.
+
+    A test may add variables (e.g. CELERY_VISIBILITY_TIMEOUT) before starting a Worker itself.
+    """
     if not django_settings.CELERY_BROKER_URL.startswith(("redis", "filesystem")):
         raise RuntimeError("worker tests need REDIS_URL or the filesystem broker")
+    for option in ("data_folder_in", "data_folder_out", "processed_folder"):
+        folder = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS.get(option)
+        if isinstance(folder, str):  # the filesystem broker's folders must exist
+            Path(folder).mkdir(parents=True, exist_ok=True)
     queue = f"test-{uuid.uuid4().hex[:8]}"
     from tutor.celery import app
 
@@ -177,9 +255,15 @@ def worker_env(llm: ScriptedLLM, transactional_db: None) -> dict[str, str]:
         "LLM_SUMMARY_TIMEOUT_SECONDS": "5",
         "SUMMARY_RETRY_BACKOFF_SECONDS": "0.3",
         "SUMMARY_MAX_RETRIES": "3",
+        "EMBEDDINGS_BACKEND": django_settings.EMBEDDINGS_BACKEND,
+        "EMBEDDINGS_BASE_URL": django_settings.EMBEDDINGS_BASE_URL,
+        "EMBEDDINGS_API_KEY": django_settings.EMBEDDINGS_API_KEY,
+        "EMBEDDINGS_MODEL": django_settings.EMBEDDINGS_MODEL,
+        "EMBEDDINGS_RETRY_BACKOFF_SECONDS": "0.3",
         "PYTHONPATH": str(ROOT),
     }
-    return env
+    yield env
+    app.conf.task_default_queue = django_settings.CELERY_TASK_DEFAULT_QUEUE
 
 
 @pytest.fixture
@@ -188,9 +272,6 @@ def worker(worker_env: dict[str, str], llm: ScriptedLLM) -> Iterator[Worker]:
     w.start()
     yield w
     w.stop()
-    from tutor.celery import app
-
-    app.conf.task_default_queue = django_settings.CELERY_TASK_DEFAULT_QUEUE
 
 
 def wait_for(predicate: Any, timeout: float = 20.0, interval: float = 0.1) -> Any:

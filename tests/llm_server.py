@@ -12,11 +12,16 @@ compression summary. A scripted step is a dict:
     {"drop": True}                                        close the connection without answering
 
 Every request body is recorded in `requests` as (kind, body).
+
+POST /v1/embeddings answers deterministic vectors (a hashed bag of words, EMBEDDING_DIM
+values), recorded as kind "embeddings"; a scripted "embeddings" step may be an HTTP error.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 import time
 from collections import defaultdict, deque
@@ -31,6 +36,18 @@ DEFAULT_SUMMARY = {
     "content": "The student practised adding fractions with unlike denominators. "
     "They answered three of five quiz questions correctly and should review common denominators next time.",
 }
+
+
+EMBEDDING_DIM = 64
+
+
+def hashed_embedding(text: str) -> list[float]:
+    """A bag-of-words vector: texts sharing words are close, as with a real embedder."""
+    vector = [0.0] * EMBEDDING_DIM
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        vector[digest[0] % EMBEDDING_DIM] += 1.0 if digest[1] % 2 else -1.0
+    return vector
 
 
 def classify(body: dict[str, Any]) -> str:
@@ -55,7 +72,7 @@ class ScriptedLLM:
     @property
     def base_url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def start(self) -> ScriptedLLM:
         self.thread.start()
@@ -93,6 +110,9 @@ class ScriptedLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body are written separately: without TCP_NODELAY each answer waits
+            # ~40 ms for a delayed ACK.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -104,9 +124,33 @@ class ScriptedLLM:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                with llm.lock:
+                    llm.requests.append(("embeddings", body))
+                    step = llm.scripts["embeddings"].popleft() if llm.scripts["embeddings"] else {}
+                if "status" in step:
+                    self._send(int(step["status"]), b'{"error": {"message": "scripted error"}}')
+                    return
+                texts = body.get("input") or []
+                texts = [texts] if isinstance(texts, str) else texts
+                data = [
+                    {"object": "embedding", "index": i, "embedding": hashed_embedding(str(t))}
+                    for i, t in enumerate(texts)
+                ]
+                payload = {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model", "scripted-embed"),
+                    "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+                }
+                self._send(200, json.dumps(payload).encode())
+
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    self._embeddings(body)
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 
 class ApplicationError(Exception):
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
     code = "invalid"
     retry_safe = False
 
@@ -68,14 +68,10 @@ def _first_message(detail: Any) -> str:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        return Response(
-            error_body(exc.code, exc.message, exc.details, exc.retry_safe), status=exc.status_code
-        )
+        return Response(error_body(exc.code, exc.message, exc.details, exc.retry_safe), status=exc.status_code)
     if isinstance(exc, DjangoValidationError):
         details = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-        return Response(
-            error_body("invalid", _first_message(details), details), status=status.HTTP_400_BAD_REQUEST
-        )
+        return Response(error_body("invalid", _first_message(details), details), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

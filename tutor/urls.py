@@ -1,9 +1,10 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import path, re_path
 
 from accounts import apis as accounts
 from conversations import apis as conversations
 from memory import apis as memory
+from tutor.errors import handler404 as api_not_found
 
 api = "api/v1/"
 
@@ -31,6 +32,8 @@ urlpatterns = [
     ),
     path(f"{api}memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
     path(f"{api}memories/<int:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
+    # Unknown API URLs answer in the error envelope even with DEBUG on (Django's debug 404 is HTML).
+    re_path(r"^api/", api_not_found),
 ]
 
 handler400 = "tutor.errors.handler400"

@@ -15,6 +15,8 @@ import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("TUTOR_VAR_DIR", BASE_DIR / "var"))
+# Runtime files (SQLite database, filesystem broker, beat schedule) live here.
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -49,7 +51,7 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 # The development key is public on purpose; production.py refuses to start with it.
-DEV_SECRET_KEY = "dev-insecure-key-do-not-use-in-production"
+DEV_SECRET_KEY = "dev-insecure-key-do-not-use-in-production"  # noqa: S105
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", DEV_SECRET_KEY)
 DEBUG = env_bool("DJANGO_DEBUG", True)
 ALLOWED_HOSTS = [h for h in env_str("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
@@ -150,10 +152,13 @@ BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's filesystem transport: a broker that needs no server, for the embedded default.
+    for _folder in ("out", "processed", "control"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "out"),
         "data_folder_out": str(BROKER_DIR / "out"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 elif CELERY_BROKER_URL.startswith("redis"):
@@ -176,6 +181,10 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-pending-summaries": {
         "task": "memory.tasks.summaries_sweep",
         "schedule": 300.0,
+    },
+    "sweep-missing-embeddings": {
+        "task": "memory.tasks.embeddings_sweep",
+        "schedule": 600.0,
     },
 }
 
@@ -206,6 +215,43 @@ SUMMARY_RETRY_BACKOFF_SECONDS = env_float("SUMMARY_RETRY_BACKOFF_SECONDS", 30.0)
 # A pending summary untouched for this long is re-enqueued by the periodic sweep.
 SUMMARY_SWEEP_AFTER_MINUTES = env_int("SUMMARY_SWEEP_AFTER_MINUTES", 15)
 SUMMARY_MAX_TRANSCRIPT_TOKENS = env_int("SUMMARY_MAX_TRANSCRIPT_TOKENS", 100_000)
+# --- Recall (memory.recall) -----------------------------------------------------------------------
+# Prompt: the MEMORY_LOAD_COUNT latest memories plus up to MEMORY_RELEVANT_COUNT recalled for the
+# student's message, deduplicated, within MEMORY_TOKEN_BUDGET tokens for the whole memory block.
+MEMORY_RELEVANT_COUNT = env_int("MEMORY_RELEVANT_COUNT", 10)
+MEMORY_TOKEN_BUDGET = env_int("MEMORY_TOKEN_BUDGET", 2000)
+# Defaults measured with `manage.py recall_eval` on the LoCoMo session set (docs/recall.md).
+RECALL_LEXICAL_DEPTH = env_int("RECALL_LEXICAL_DEPTH", 50)
+RECALL_SEMANTIC_DEPTH = env_int("RECALL_SEMANTIC_DEPTH", 50)
+RECALL_RRF_K = env_float("RECALL_RRF_K", 5.0)
+RECALL_LEXICAL_WEIGHT = env_float("RECALL_LEXICAL_WEIGHT", 1.2)
+RECALL_SEMANTIC_WEIGHT = env_float("RECALL_SEMANTIC_WEIGHT", 1.0)
+RECALL_RELATION_WEIGHT = env_float("RECALL_RELATION_WEIGHT", 0.1)
+RECALL_RELATION_SEEDS = env_int("RECALL_RELATION_SEEDS", 3)
+# Time decay of each signal before fusion: 0 turns it off; a memory's score is multiplied by
+# floor + (1 - floor) * 0.5 ** (age_days / half_life).
+RECALL_DECAY_HALF_LIFE_DAYS = env_float("RECALL_DECAY_HALF_LIFE_DAYS", 0.0)
+RECALL_DECAY_FLOOR = env_float("RECALL_DECAY_FLOOR", 0.5)
+# Semantic score = (1 - mix) * whole-memory similarity + mix * best-sentence similarity, for the
+# RECALL_SENTENCE_SHORTLIST memories closest as a whole (0 = whole-memory vectors only).
+RECALL_SENTENCE_MIX = env_float("RECALL_SENTENCE_MIX", 0.5)
+RECALL_SENTENCE_SHORTLIST = env_int("RECALL_SENTENCE_SHORTLIST", 200)
+
+# --- Embeddings (memory.embeddings) ----------------------------------------------------------------
+# auto: the local model if requirements-embeddings.txt is installed, else none (lexical recall).
+EMBEDDINGS_BACKEND = env_str("EMBEDDINGS_BACKEND", "auto")
+EMBEDDINGS_BASE_URL = env_str("EMBEDDINGS_BASE_URL")  # openai backend; Ollama http://127.0.0.1:11434/v1
+EMBEDDINGS_API_KEY = env_str("EMBEDDINGS_API_KEY")
+EMBEDDINGS_MODEL = env_str("EMBEDDINGS_MODEL", "text-embedding-3-small")  # Ollama: nomic-embed-text
+EMBEDDINGS_TIMEOUT_SECONDS = env_float("EMBEDDINGS_TIMEOUT_SECONDS", 5.0)
+EMBEDDINGS_LOCAL_THREADS = env_int("EMBEDDINGS_LOCAL_THREADS", 0)  # 0: torch's default
+EMBEDDINGS_BATCH_SIZE = env_int("EMBEDDINGS_BATCH_SIZE", 64)
+EMBEDDINGS_MAX_RETRIES = env_int("EMBEDDINGS_MAX_RETRIES", 5)
+EMBEDDINGS_RETRY_BACKOFF_SECONDS = env_float("EMBEDDINGS_RETRY_BACKOFF_SECONDS", 30.0)
+EMBEDDINGS_SWEEP_BATCH = env_int("EMBEDDINGS_SWEEP_BATCH", 500)
+# Students whose decoded vectors each process keeps in memory (384 floats = 1.5 KB a memory).
+EMBEDDINGS_CACHE_STUDENTS = env_int("EMBEDDINGS_CACHE_STUDENTS", 256)
+
 # seed_demo writes demo accounts only where this is on (DEBUG by default).
 ALLOW_DEMO_DATA = env_bool("ALLOW_DEMO_DATA", DEBUG)
 

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.models import Classroom, Enrollment, User
 
-DEMO_PASSWORD = "demo-password"
+DEMO_PASSWORD = "demo-password"  # noqa: S105 (demo accounts only, refused when DEBUG is off)
 
 
 class Command(BaseCommand):
@@ -29,7 +29,7 @@ class Command(BaseCommand):
             ]
             for student in students:
                 Enrollment.objects.get_or_create(classroom=classroom, student=student)
-        self.stdout.write(self.style.SUCCESS("Demo data ready (password for every demo account: %s)" % DEMO_PASSWORD))
+        self.stdout.write(self.style.SUCCESS(f"Demo data ready (password for every demo account: {DEMO_PASSWORD})"))
         for user in [teacher, *students]:
             token, _ = Token.objects.get_or_create(user=user)
             self.stdout.write(f"  {user.username:<8} {user.role:<8} id={user.pk:<4} token={token.key}")

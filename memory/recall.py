@@ -1,0 +1,471 @@
+"""Recall: the student's memories most relevant to a text, best first.
+
+Hybrid recall, in order:
+1. lexical candidates: the database's full-text engine (memory.fts), BM25, top RECALL_LEXICAL_DEPTH;
+2. semantic candidates: cosine similarity between the query's embedding and the student's
+   memory vectors (memory.embeddings), top RECALL_SEMANTIC_DEPTH. The vectors are decoded once
+   per process into a numpy matrix per student and kept until the student's embeddings change
+   (a version read with one indexed aggregate per query);
+3. optional time decay, applied to each signal's score *before* ranking it, never to the fused
+   score (a fused RRF score is bounded and non-linear: multiplying it breaks the ranking);
+   The semantic score of a memory mixes the similarity of its whole text with that of its best
+   sentence (RECALL_SENTENCE_MIX): a question usually matches one sentence of a memory. Only
+   the RECALL_SENTENCE_SHORTLIST memories closest as a whole are scored by sentence, so the
+   cost stays one matrix-vector product over whole-memory vectors plus a small one;
+4. weighted reciprocal rank fusion: sum of weight / (RECALL_RRF_K + rank) over the two lists;
+5. a relation bonus: memories related to the top RECALL_RELATION_SEEDS fused results (same
+   conversation, supersession chain, explicit link) get RECALL_RELATION_WEIGHT times the
+   seed's score added.
+
+If the embedder is not configured, not installed, down or slow, recall is lexical only; a memory
+without a current vector (not embedded yet, or embedded by another model during a migration)
+is still found lexically. Recall never raises for an embedder failure.
+
+Scoping: `recall` takes a student id and is called on behalf of that student (the chat turn) or
+after the caller resolved the student through `accounts.selectors.students_visible_to`
+(`memory.selectors.memory_search`). Every query here filters on that student id.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from accounts.models import User
+from memory import embeddings, fts
+from memory.models import AIMemory, MemoryEmbedding
+
+logger = logging.getLogger(__name__)
+
+STRATEGIES = ("latest", "lexical", "semantic", "hybrid")
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    lexical_depth: int = 50
+    semantic_depth: int = 50
+    rrf_k: float = 60.0
+    lexical_weight: float = 1.0
+    semantic_weight: float = 1.0
+    relation_weight: float = 0.0
+    relation_seeds: int = 3
+    decay_half_life_days: float = 0.0
+    decay_floor: float = 0.5
+    sentence_mix: float = 0.5
+    sentence_shortlist: int = 200
+
+    @classmethod
+    def from_settings(cls) -> RecallConfig:
+        return cls(
+            lexical_depth=settings.RECALL_LEXICAL_DEPTH,
+            semantic_depth=settings.RECALL_SEMANTIC_DEPTH,
+            rrf_k=settings.RECALL_RRF_K,
+            lexical_weight=settings.RECALL_LEXICAL_WEIGHT,
+            semantic_weight=settings.RECALL_SEMANTIC_WEIGHT,
+            relation_weight=settings.RECALL_RELATION_WEIGHT,
+            relation_seeds=settings.RECALL_RELATION_SEEDS,
+            decay_half_life_days=settings.RECALL_DECAY_HALF_LIFE_DAYS,
+            decay_floor=settings.RECALL_DECAY_FLOOR,
+            sentence_mix=settings.RECALL_SENTENCE_MIX,
+            sentence_shortlist=settings.RECALL_SENTENCE_SHORTLIST,
+        )
+
+    def with_(self, **changes: Any) -> RecallConfig:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory_id: int
+    score: float
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    related: bool = False
+
+
+@dataclass
+class RecallResult:
+    hits: list[Hit]
+    mode: str  # what actually ran: latest, lexical, semantic, hybrid (lexical if degraded)
+    degraded: str = ""  # why the semantic signal is missing, if it is
+    embed_ms: float = 0.0
+    search_ms: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ids(self) -> list[int]:
+        return [h.memory_id for h in self.hits]
+
+
+# --- The per-process vector cache ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudentVectors:
+    version: tuple[int, Any]
+    ids: np.ndarray  # int64 memory ids
+    matrix: np.ndarray  # (n, dim) float32, rows L2-normalised
+    created: np.ndarray  # float64 epoch seconds of each memory's created_at
+    sentence_matrix: np.ndarray  # (total sentences, dim) float32, memory by memory
+    sentence_start: np.ndarray  # int64 (n,): first row of each memory in sentence_matrix
+    sentence_count: np.ndarray  # int64 (n,)
+
+
+class VectorCache:
+    """Decoded vectors per (student, model), invalidated by (count, max(updated_at)).
+
+    Re-reading and decoding a student's vectors on every query costs far more than the dot
+    product (see bench/recall_latency.py); the version check is one aggregate on an index.
+    Archiving or editing a memory deletes its vector row and re-embedding rewrites it, so either
+    changes the version. Bounded to EMBEDDINGS_CACHE_STUDENTS students, least recently used out.
+    """
+
+    def __init__(self) -> None:
+        self._data: OrderedDict[tuple[int, str], StudentVectors] = OrderedDict()
+        self._lock = threading.Lock()
+        self.loads = 0
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def version(self, student_id: int, model: str) -> tuple[int, Any]:
+        agg = MemoryEmbedding.objects.filter(student_id=student_id, model=model).aggregate(
+            n=Count("pk"), last=Max("updated_at")
+        )
+        return int(agg["n"]), agg["last"]
+
+    def get(self, student_id: int, model: str, *, use_cache: bool = True) -> StudentVectors:
+        key = (student_id, model)
+        version = self.version(student_id, model)
+        if use_cache:
+            with self._lock:
+                cached = self._data.get(key)
+                if cached is not None and cached.version == version:
+                    self._data.move_to_end(key)
+                    return cached
+        loaded = load_vectors(student_id=student_id, model=model, version=version)
+        self.loads += 1
+        if use_cache:
+            with self._lock:
+                self._data[key] = loaded
+                self._data.move_to_end(key)
+                while len(self._data) > max(1, settings.EMBEDDINGS_CACHE_STUDENTS):
+                    self._data.popitem(last=False)
+        return loaded
+
+
+def load_vectors(*, student_id: int, model: str, version: tuple[int, Any]) -> StudentVectors:
+    rows = list(
+        MemoryEmbedding.objects.filter(student_id=student_id, model=model, memory__status=AIMemory.Status.ACTIVE)
+        .order_by("memory_id")
+        .values_list("memory_id", "dim", "vector", "memory__created_at", "sentences", "sentence_vectors")
+    )
+    if not rows:
+        empty = np.zeros(0, np.int64)
+        return StudentVectors(
+            version, empty, np.zeros((0, 1), np.float32), np.zeros(0), np.zeros((0, 1), np.float32), empty, empty
+        )
+    dim = rows[0][1]
+    rows = [r for r in rows if r[1] == dim]
+    n = len(rows)
+    matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(n, dim)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    created = np.fromiter((r[3].timestamp() for r in rows), dtype=np.float64, count=n)
+    counts = np.fromiter((r[4] for r in rows), dtype=np.int64, count=n)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    sentence_matrix = np.frombuffer(b"".join(bytes(r[5]) for r in rows), dtype="<f4").reshape(-1, dim)
+    return StudentVectors(version, ids, matrix, created, sentence_matrix, starts, counts)
+
+
+vector_cache = VectorCache()
+
+
+# --- Recall ----------------------------------------------------------------------------------
+
+
+def student_language(student_id: int) -> str:
+    language = User.objects.filter(pk=student_id).values_list("language", flat=True).first()
+    return language or fts.DEFAULT_LANGUAGE
+
+
+def recall(
+    *,
+    student_id: int,
+    query: str,
+    limit: int = 10,
+    strategy: str = "hybrid",
+    language: str | None = None,
+    config: RecallConfig | None = None,
+    now: datetime | None = None,
+    query_vector: np.ndarray | None = None,
+    embedder: embeddings.Embedder | bool | None = True,
+    use_cache: bool = True,
+) -> RecallResult:
+    """The student's active memories most relevant to `query`, best first (at most `limit`).
+
+    `strategy` is one of STRATEGIES. `embedder=True` means the configured one; pass None to
+    force lexical, or an embedder instance. `query_vector` skips embedding the query (the
+    evaluation embeds questions in batches). Never raises because the embedder failed.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown recall strategy {strategy!r}")
+    config = config or RecallConfig.from_settings()
+    started = time.perf_counter()
+    if strategy == "latest":
+        ids = list(
+            AIMemory.objects.active()
+            .filter(student_id=student_id)
+            .order_by("-created_at", "-id")
+            .values_list("pk", flat=True)[:limit]
+        )
+        hits = [Hit(pk, 1.0 / (i + 1)) for i, pk in enumerate(ids)]
+        return RecallResult(hits, "latest", search_ms=(time.perf_counter() - started) * 1000)
+
+    language = language or student_language(student_id)
+    now = now or timezone.now()
+    timings: dict[str, float] = {}
+
+    lexical: list[tuple[int, float]] = []
+    if strategy in ("lexical", "hybrid"):
+        t = time.perf_counter()
+        lexical = fts.search(student_id=student_id, query=query, language=language, limit=config.lexical_depth)
+        timings["lexical_ms"] = (time.perf_counter() - t) * 1000
+
+    semantic: list[tuple[int, float]] = []
+    degraded = ""
+    embed_ms = 0.0
+    if strategy in ("semantic", "hybrid"):
+        t = time.perf_counter()
+        semantic, degraded, embed_ms = _semantic(
+            student_id=student_id,
+            query=query,
+            depth=config.semantic_depth,
+            config=config,
+            now=now,
+            query_vector=query_vector,
+            embedder=embedder,
+            use_cache=use_cache,
+            timings=timings,
+        )
+        timings["semantic_ms"] = (time.perf_counter() - t) * 1000 - embed_ms
+        if degraded and strategy == "semantic":
+            # Semantic asked for but impossible: lexical is the fallback, never nothing.
+            lexical = fts.search(student_id=student_id, query=query, language=language, limit=config.lexical_depth)
+
+    if lexical and config.decay_half_life_days > 0:
+        lexical = _decay_lexical(lexical, config=config, now=now)
+
+    t = time.perf_counter()
+    hits = _fuse(lexical, semantic, config)
+    if config.relation_weight > 0 and hits:
+        hits = _relation_bonus(student_id=student_id, hits=hits, config=config)
+    timings["fusion_ms"] = (time.perf_counter() - t) * 1000
+    mode = strategy if not degraded else "lexical"
+    search_ms = (time.perf_counter() - started) * 1000 - embed_ms
+    return RecallResult(hits[:limit], mode, degraded, embed_ms, search_ms, timings)
+
+
+def _decay(ages_days: np.ndarray, config: RecallConfig) -> np.ndarray:
+    factor: np.ndarray = config.decay_floor + (1 - config.decay_floor) * np.power(
+        0.5, np.maximum(ages_days, 0) / config.decay_half_life_days
+    )
+    return factor
+
+
+def _semantic(
+    *,
+    student_id: int,
+    query: str,
+    depth: int,
+    config: RecallConfig,
+    now: datetime,
+    query_vector: np.ndarray | None,
+    embedder: embeddings.Embedder | bool | None,
+    use_cache: bool,
+    timings: dict[str, float],
+) -> tuple[list[tuple[int, float]], str, float]:
+    """(candidates, why degraded or "", ms spent embedding the query)."""
+    chosen = embeddings.get_embedder() if embedder is True else embedder
+    if chosen is None or chosen is False:
+        return [], "no embedder configured", 0.0
+    assert not isinstance(chosen, bool)
+    embed_ms = 0.0
+    try:
+        if query_vector is None:
+            t = time.perf_counter()
+            query_vector = chosen.embed([query])[0]
+            embed_ms = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache)
+        timings["vectors_ms"] = (time.perf_counter() - t) * 1000
+    except embeddings.EmbedderUnavailable as exc:
+        logger.warning("recall: embedder unavailable, lexical only: %s", exc)
+        return [], f"embedder unavailable: {exc}", embed_ms
+    except Exception as exc:
+        # Recall is a bonus: a broken embedder (bad model files, out of memory) must not fail
+        # the chat. Logged with its traceback; the lexical signal still runs.
+        logger.exception("recall: semantic search failed, lexical only")
+        return [], f"semantic search failed: {type(exc).__name__}", embed_ms
+    if vectors.ids.size == 0:
+        return [], "", embed_ms
+    q = np.asarray(query_vector, dtype=np.float32)
+    if q.shape[0] != vectors.matrix.shape[1]:
+        logger.warning("recall: query vector has %d dims, stored vectors %d", q.shape[0], vectors.matrix.shape[1])
+        return [], "dimension mismatch", embed_ms
+    sims = vectors.matrix @ q
+    if config.sentence_mix > 0 and vectors.sentence_matrix.shape[0]:
+        sims = _sentence_mix(sims, vectors, q, config)
+    if config.decay_half_life_days > 0:
+        ages = (now.timestamp() - vectors.created) / 86400.0
+        sims = sims * _decay(ages, config)
+    n = min(depth, sims.shape[0])
+    top = np.argpartition(-sims, n - 1)[:n] if n < sims.shape[0] else np.arange(sims.shape[0])
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(vectors.ids[i]), float(sims[i])) for i in top], "", embed_ms
+
+
+def _sentence_mix(sims: np.ndarray, vectors: StudentVectors, q: np.ndarray, config: RecallConfig) -> np.ndarray:
+    """Mix each shortlisted memory's whole-text similarity with its best sentence's."""
+    n = sims.shape[0]
+    k = min(config.sentence_shortlist, n)
+    short = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+    short = short[vectors.sentence_count[short] > 0]
+    if short.size == 0:
+        return sims
+    counts = vectors.sentence_count[short]
+    rows = np.repeat(vectors.sentence_start[short], counts) + (
+        np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    )
+    sentence_sims = vectors.sentence_matrix[rows] @ q
+    best = np.maximum.reduceat(sentence_sims, np.cumsum(counts) - counts)
+    mixed = sims.copy()
+    # max(best, whole) >= whole, so a shortlisted memory never falls below one outside the
+    # shortlist, which keeps its whole-text score: the order between the two groups holds.
+    mixed[short] = (1 - config.sentence_mix) * sims[short] + config.sentence_mix * np.maximum(best, sims[short])
+    return mixed
+
+
+def _decay_lexical(lexical: list[tuple[int, float]], *, config: RecallConfig, now: datetime) -> list[tuple[int, float]]:
+    created = dict(AIMemory.objects.filter(pk__in=[pk for pk, _ in lexical]).values_list("pk", "created_at"))
+    ages = np.array([(now - created[pk]).total_seconds() / 86400.0 if pk in created else 0.0 for pk, _ in lexical])
+    factors = _decay(ages, config)
+    decayed = [(pk, score * float(f)) for (pk, score), f in zip(lexical, factors, strict=True)]
+    return sorted(decayed, key=lambda x: -x[1])
+
+
+def _fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]], config: RecallConfig) -> list[Hit]:
+    scores: dict[int, float] = {}
+    lex_rank: dict[int, int] = {}
+    sem_rank: dict[int, int] = {}
+    for rank, (pk, _) in enumerate(lexical, start=1):
+        lex_rank[pk] = rank
+        scores[pk] = scores.get(pk, 0.0) + config.lexical_weight / (config.rrf_k + rank)
+    for rank, (pk, _) in enumerate(semantic, start=1):
+        sem_rank[pk] = rank
+        scores[pk] = scores.get(pk, 0.0) + config.semantic_weight / (config.rrf_k + rank)
+    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
+    return [Hit(pk, score, lex_rank.get(pk), sem_rank.get(pk)) for pk, score in ordered]
+
+
+def related_ids(*, student_id: int, memory_ids: Iterable[int]) -> dict[int, set[int]]:
+    """For each given memory, the student's active memories related to it (not itself)."""
+    seeds = list(memory_ids)
+    rows = list(
+        AIMemory.objects.filter(student_id=student_id, pk__in=seeds).values_list(
+            "pk", "source_conversation_id", "supersedes_id"
+        )
+    )
+    conv_of = {pk: conv for pk, conv, _ in rows if conv is not None}
+    sup_of = {pk: sup for pk, _, sup in rows if sup is not None}
+    links = AIMemory.links.through.objects.filter(from_aimemory_id__in=seeds).values_list(
+        "from_aimemory_id", "to_aimemory_id"
+    )
+    candidates = (
+        AIMemory.objects.active()
+        .filter(student_id=student_id)
+        .filter(
+            Q(source_conversation_id__in=set(conv_of.values()))
+            | Q(supersedes_id__in=seeds)
+            | Q(pk__in=set(sup_of.values()))
+            | Q(pk__in=[to for _, to in links])
+        )
+        .values_list("pk", "source_conversation_id", "supersedes_id")
+    )
+    linked: dict[int, set[int]] = {}
+    for frm, to in links:
+        linked.setdefault(frm, set()).add(to)
+    result: dict[int, set[int]] = {pk: set() for pk in seeds}
+    for pk, conv, sup in candidates:
+        for seed in seeds:
+            if pk == seed:
+                continue
+            if (
+                (conv is not None and conv_of.get(seed) == conv)
+                or sup == seed
+                or sup_of.get(seed) == pk
+                or pk in linked.get(seed, ())
+            ):
+                result[seed].add(pk)
+    return result
+
+
+def _relation_bonus(*, student_id: int, hits: list[Hit], config: RecallConfig) -> list[Hit]:
+    seeds = hits[: config.relation_seeds]
+    relations = related_ids(student_id=student_id, memory_ids=[h.memory_id for h in seeds])
+    by_id = {h.memory_id: h for h in hits}
+    bonus: dict[int, float] = {}
+    for seed in seeds:
+        for pk in relations.get(seed.memory_id, ()):
+            bonus[pk] = max(bonus.get(pk, 0.0), config.relation_weight * seed.score)
+    for pk, extra in bonus.items():
+        hit = by_id.get(pk)
+        by_id[pk] = replace(hit, score=hit.score + extra, related=True) if hit else Hit(pk, extra, related=True)
+    return sorted(by_id.values(), key=lambda h: (-h.score, -h.memory_id))
+
+
+# --- The memory block's budget --------------------------------------------------------------
+
+
+def memory_item(memory: AIMemory) -> Any:
+    from conversations.prompts import MemoryItem
+
+    return MemoryItem(
+        title=memory.title,
+        content=memory.content,
+        source=memory.source,
+        created_at=memory.created_at,
+        conversation_id=memory.source_conversation_id,
+    )
+
+
+def fit_memory_budget(memories: list[AIMemory], *, budget: int) -> list[AIMemory]:
+    """The memories, in priority order, that fit a memory block of at most `budget` tokens.
+
+    A memory that does not fit is skipped and smaller ones after it may still go in. Returned
+    newest first, the order the block shows them in. Each memory is counted as it is formatted
+    (with its date and source), plus the block's fixed frame.
+    """
+    from conversations.prompts import MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, format_memory
+    from llm.tokens import count_tokens
+
+    used = count_tokens("\n".join([MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, MEMORY_BLOCK_CLOSE]))
+    chosen = []
+    for memory in memories:
+        # +1 for the newline that joins it to the block.
+        cost = count_tokens(format_memory(memory_item(memory))) + 1
+        if used + cost <= budget:
+            chosen.append(memory)
+            used += cost
+    return sorted(chosen, key=lambda m: (m.created_at, m.pk), reverse=True)

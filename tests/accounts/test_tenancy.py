@@ -1,0 +1,128 @@
+"""Tenancy: every endpoint scoped to its owner. Another student and a teacher of another class get
+404 on every detail endpoint; a teacher reads their class's students and writes nothing for them
+except teacher notes."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.models import Conversation
+from memory.models import AIMemory
+from memory.services import teacher_note_create
+
+
+@pytest.fixture
+def alice_data(school, clients, llm):
+    resp = clients["alice"].post("/api/v1/conversations/", {"subject": "Fractions"}, format="json")
+    cid = resp.json()["id"]
+    clients["alice"].post(
+        f"/api/v1/conversations/{cid}/messages/", {"content": "hi", "client_message_id": "a1"}, format="json"
+    )
+    note = teacher_note_create(
+        teacher=school["teacher_a"], student_id=school["alice"].pk, title="Needs help with long division", content="x"
+    )
+    return {"conversation": cid, "memory": note.pk, "student": school["alice"].pk}
+
+
+# (method, url template, body) for every endpoint that names one of alice's rows.
+DETAIL_ENDPOINTS = [
+    ("get", "/api/v1/conversations/{conversation}/", None),
+    ("post", "/api/v1/conversations/{conversation}/messages/", {"content": "hello", "client_message_id": "x1"}),
+    ("post", "/api/v1/conversations/{conversation}/end/", None),
+    ("get", "/api/v1/memories/{memory}/", None),
+    ("get", "/api/v1/memories/?student={student}", None),
+    ("get", "/api/v1/conversations/?student={student}", None),
+    ("get", "/api/v1/students/{student}/", None),
+    ("post", "/api/v1/memories/", {"student": "{student}", "title": "A note from another teacher", "content": "x"}),
+]
+
+
+@pytest.mark.parametrize("intruder", ["bob", "carol", "teacher_b"])
+@pytest.mark.parametrize(("method", "url", "body"), DETAIL_ENDPOINTS)
+def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, method, url, body):
+    """Another student (same class or not) and a teacher of another class get 404, and nothing changes.
+
+    The one exception is a student calling the teacher-note endpoint: refused with 403 up front.
+    """
+    target = url.format(**alice_data)
+    payload = None
+    if body is not None:
+        payload = {k: (v.format(**alice_data) if isinstance(v, str) else v) for k, v in body.items()}
+    before = (Conversation.objects.get(pk=alice_data["conversation"]).status, AIMemory.objects.count())
+    resp = getattr(clients[intruder], method)(target, payload, format="json")
+    if intruder in ("bob", "carol") and method == "post" and url == "/api/v1/memories/":
+        # A student may not write teacher notes at all: 403 before any lookup of the student.
+        assert resp.status_code == 403, resp.content
+    else:
+        assert resp.status_code == 404, resp.content
+    assert resp.json()["error"]["code"] in ("not_found", "forbidden")
+    assert (Conversation.objects.get(pk=alice_data["conversation"]).status, AIMemory.objects.count()) == before
+
+
+def test_lists_show_only_own_rows(clients, alice_data):
+    """Lists are scoped: bob and teacher_b see none of alice's conversations or memories."""
+    for who in ("bob", "carol", "teacher_b"):
+        assert clients[who].get("/api/v1/conversations/").json()["count"] == 0
+        assert clients[who].get("/api/v1/memories/").json()["count"] == 0
+    assert clients["alice"].get("/api/v1/conversations/").json()["count"] == 1
+    assert clients["alice"].get("/api/v1/memories/").json()["count"] == 1
+
+
+def test_teacher_reads_class_students_data(clients, alice_data):
+    """A teacher reads the conversations and memories of the students in their class."""
+    t = clients["teacher_a"]
+    assert t.get(f"/api/v1/conversations/{alice_data['conversation']}/").status_code == 200
+    convs = t.get(f"/api/v1/conversations/?student={alice_data['student']}").json()
+    assert [c["id"] for c in convs["results"]] == [alice_data["conversation"]]
+    mems = t.get(f"/api/v1/memories/?student={alice_data['student']}").json()
+    assert [m["id"] for m in mems["results"]] == [alice_data["memory"]]
+    students = t.get("/api/v1/students/").json()
+    assert {s["username"] for s in students["results"]} == {"alice", "bob"}
+
+
+def test_teacher_cannot_write_for_a_student(clients, alice_data):
+    """A teacher of the class can read but not send messages, end conversations or start them."""
+    t = clients["teacher_a"]
+    cid = alice_data["conversation"]
+    resp = t.post(f"/api/v1/conversations/{cid}/messages/", {"content": "x", "client_message_id": "t1"}, format="json")
+    assert resp.status_code == 403
+    assert t.post(f"/api/v1/conversations/{cid}/end/").status_code == 403
+    assert t.post("/api/v1/conversations/", {}, format="json").status_code == 403
+    assert Conversation.objects.get(pk=cid).status == "active"
+
+
+def test_teacher_adds_note_to_class_student(clients, school):
+    """A teacher adds a teacher note to their student's memory; it is listed for the student."""
+    resp = clients["teacher_a"].post(
+        "/api/v1/memories/",
+        {"student": school["bob"].pk, "title": "Strong at geometry, weak at algebra", "content": "Try visual proofs."},
+        format="json",
+    )
+    assert resp.status_code == 201, resp.content
+    body = resp.json()
+    assert body["kind"] == "teacher_note" and body["source"] == "teacher" and body["author"] == school["teacher_a"].pk
+    listed = clients["bob"].get("/api/v1/memories/").json()["results"]
+    assert [m["id"] for m in listed] == [body["id"]]
+
+
+def test_anonymous_requests_are_refused(db):
+    """No token, no data: 401 with the error envelope."""
+    from rest_framework.test import APIClient
+
+    resp = APIClient().get("/api/v1/conversations/")
+    assert resp.status_code == 401
+    assert resp.json()["error"]["code"] == "not_authenticated"
+
+
+def test_token_login(school):
+    """POST /auth/token/ with username and password returns a token that authenticates."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    resp = client.post("/api/v1/auth/token/", {"username": "alice", "password": "pw-alice"}, format="json")
+    assert resp.status_code == 200
+    client.credentials(HTTP_AUTHORIZATION=f"Token {resp.json()['token']}")
+    assert client.get("/api/v1/me/").json()["username"] == "alice"
+    bad = APIClient().post("/api/v1/auth/token/", {"username": "alice", "password": "nope"}, format="json")
+    assert bad.status_code == 400
+    assert "message" in bad.json()["error"]

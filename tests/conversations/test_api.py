@@ -1,0 +1,130 @@
+"""The conversations API: creation, listing, detail with paginated messages, validation, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.models import Conversation, Message
+from tests.conversations.test_turn import send, start
+
+
+def test_create_and_list_newest_first(clients):
+    """POST creates (201) with an optional subject; GET lists mine, newest first, paginated."""
+    first = start(clients["alice"])
+    resp = clients["alice"].post("/api/v1/conversations/", {}, format="json")
+    assert resp.status_code == 201 and resp.json()["subject"] == ""
+    second = resp.json()["id"]
+    body = clients["alice"].get("/api/v1/conversations/").json()
+    assert body["count"] == 2
+    assert [c["id"] for c in body["results"]] == [second, first]
+
+
+def test_detail_paginates_messages(clients, llm, settings):
+    """GET /conversations/{id}/ returns the conversation and a page of its messages in order."""
+    cid = start(clients["alice"])
+    for i in range(3):
+        assert send(clients["alice"], cid, f"question {i}", f"m{i}").status_code == 201
+    body = clients["alice"].get(f"/api/v1/conversations/{cid}/?page_size=4").json()
+    assert body["message_count"] == 6
+    assert body["messages"]["count"] == 6
+    assert [m["seq"] for m in body["messages"]["results"]] == [1, 2, 3, 4]
+    page2 = clients["alice"].get(f"/api/v1/conversations/{cid}/?page_size=4&page=2").json()
+    assert [m["seq"] for m in page2["messages"]["results"]] == [5, 6]
+    assert page2["messages"]["results"][0]["role"] == "student"
+
+
+@pytest.mark.parametrize(
+    ("payload", "fragment"),
+    [
+        ({"content": "", "client_message_id": "e1"}, "content"),
+        ({"content": "   \n ", "client_message_id": "e2"}, "empty"),
+        ({"content": 42, "client_message_id": "e3"}, "text"),
+        ({"content": ["a"], "client_message_id": "e4"}, "text"),
+        ({"content": {"a": 1}, "client_message_id": "e5"}, "text"),
+        ({"client_message_id": "e6"}, "content"),
+        ({"content": "hi"}, "client_message_id"),
+        ({"content": "hi", "client_message_id": ""}, "client_message_id"),
+        ({"content": "x" * 20_001, "client_message_id": "e7"}, "20000"),
+    ],
+)
+def test_bad_message_input_is_400_with_a_message(clients, llm, payload, fragment):
+    """Empty, non-text, missing or oversized content is a 400 with a readable message; nothing stored."""
+    cid = start(clients["alice"])
+    resp = clients["alice"].post(f"/api/v1/conversations/{cid}/messages/", payload, format="json")
+    assert resp.status_code == 400, resp.content
+    err = resp.json()["error"]
+    assert err["code"] == "invalid"
+    assert fragment in err["message"]
+    assert Message.objects.count() == 0
+    assert llm.calls() == []
+
+
+def test_message_limit_comes_from_settings(clients, llm, settings):
+    """The size limit is a setting."""
+    settings.MESSAGE_MAX_CHARS = 10
+    cid = start(clients["alice"])
+    assert send(clients["alice"], cid, "x" * 11).status_code == 400
+    assert send(clients["alice"], cid, "x" * 10).status_code == 201
+
+
+def test_malformed_json_body_is_400(clients):
+    """A body that is not JSON gets the same error envelope."""
+    cid = start(clients["alice"])
+    resp = clients["alice"].post(
+        f"/api/v1/conversations/{cid}/messages/", data="{not json", content_type="application/json"
+    )
+    assert resp.status_code == 400
+    assert resp.json()["error"]["code"] == "parse_error"
+
+
+def test_unknown_url_is_json_404(clients):
+    """Even an unknown URL answers in the error envelope."""
+    resp = clients["alice"].get("/api/v1/nope/")
+    assert resp.status_code == 404
+    assert resp.json()["error"]["code"] == "not_found"
+
+
+def test_end_answers_202_and_send_after_end_is_409(clients, llm):
+    """Ending answers 202 at once; a new message to an ended conversation is 409 and not stored."""
+    cid = start(clients["alice"])
+    send(clients["alice"], cid, "hello", "m1")
+    resp = clients["alice"].post(f"/api/v1/conversations/{cid}/end/")
+    assert resp.status_code == 202
+    assert resp.json()["status"] == "ended" and resp.json()["summary_status"] == "pending"
+    again = clients["alice"].post(f"/api/v1/conversations/{cid}/end/")
+    assert again.status_code == 202
+    late = send(clients["alice"], cid, "one more thing", "m2")
+    assert late.status_code == 409
+    assert late.json()["error"]["code"] == "conflict"
+    assert Message.objects.filter(conversation_id=cid).count() == 2
+
+
+def test_replay_of_answered_message_after_end_returns_the_reply(clients, llm):
+    """A mobile retry of an answered message still gets its reply after the conversation ended."""
+    cid = start(clients["alice"])
+    first = send(clients["alice"], cid, "hello", "m1").json()
+    clients["alice"].post(f"/api/v1/conversations/{cid}/end/")
+    replay = send(clients["alice"], cid, "hello", "m1")
+    assert replay.status_code == 201
+    assert replay.json()["reply"]["id"] == first["reply"]["id"]
+
+
+def test_no_model_configured_is_503_with_instructions(clients, no_llm):
+    """With no model configured the server runs and the chat answers 503 saying how to configure one."""
+    cid = start(clients["alice"])
+    resp = send(clients["alice"], cid)
+    assert resp.status_code == 503
+    err = resp.json()["error"]
+    assert err["code"] == "model_not_configured"
+    assert "LLM_API_KEY" in err["message"] and "LLM_BASE_URL" in err["message"] and "Ollama" in err["message"]
+    assert err["retry_safe"] is True
+    # The student's message is kept.
+    assert Message.objects.filter(conversation_id=cid, role="student").count() == 1
+
+
+def test_ending_conversation_without_messages_skips_summary(clients):
+    """A conversation with no student message is ended without a summary."""
+    cid = start(clients["alice"])
+    resp = clients["alice"].post(f"/api/v1/conversations/{cid}/end/")
+    assert resp.json()["summary_status"] == "skipped"
+    assert Conversation.objects.get(pk=cid).summary_status == "skipped"

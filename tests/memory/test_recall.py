@@ -1,0 +1,171 @@
+"""Recall: fusion, relation bonus, decay before fusion, the prompt's memory budget, recall_eval."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from django.core.management import call_command
+from django.utils import timezone
+
+from conversations.models import Conversation
+from conversations.prompts import memory_block
+from llm.tokens import count_tokens
+from memory.models import AIMemory
+from memory.recall import RecallConfig, memory_item, recall
+from memory.selectors import memories_for_turn
+from tests.memory.recall_helpers import note
+
+
+def test_relation_bonus_brings_memories_of_the_same_conversation(school):
+    """A memory sharing a conversation with the best match is lifted by the relation bonus."""
+    alice = school["alice"]
+    conversation = Conversation.objects.create(student=alice, last_activity_at=timezone.now())
+    best = note(alice, "Worked on volcano project for science", "Built a model volcano.", conversation=conversation)
+    sibling = note(alice, "Asked many questions during the session", "Curious and engaged.",
+                   conversation=conversation)
+    linked = note(alice, "Prefers visual explanations with drawings", "Diagrams help.")
+    AIMemory.links.through.objects.create(from_aimemory_id=best.pk, to_aimemory_id=linked.pk)
+    AIMemory.links.through.objects.create(from_aimemory_id=linked.pk, to_aimemory_id=best.pk)
+    note(alice, "Plays the piano in a band", "Practises weekly.")
+    plain = recall(student_id=alice.pk, query="volcano", strategy="lexical", config=RecallConfig(relation_weight=0))
+    assert plain.ids == [best.pk]
+    boosted = recall(student_id=alice.pk, query="volcano", strategy="lexical", config=RecallConfig(relation_weight=0.5))
+    assert boosted.ids[0] == best.pk and set(boosted.ids[1:]) == {sibling.pk, linked.pk}
+    assert all(h.related for h in boosted.hits[1:])
+
+
+def test_decay_is_applied_to_each_signal_before_fusion(school):
+    """With decay on, of two equally matching memories the recent one ranks first."""
+    alice = school["alice"]
+    now = timezone.now()
+    title, content = "Practised multiplication tables at home", "Tables of seven."
+    old = note(alice, title, content, created_at=now - timedelta(days=300))
+    new = note(alice, title, content, created_at=now - timedelta(days=1))
+    config = RecallConfig(decay_half_life_days=30, decay_floor=0.2, relation_weight=0)
+    decayed = recall(student_id=alice.pk, query="multiplication", config=config, now=now)
+    assert decayed.ids == [new.pk, old.pk]
+    assert decayed.hits[0].lexical_rank == 1  # the decayed lexical signal was ranked, then fused
+
+
+def test_prompt_memories_include_relevant_old_ones_within_the_budget(school, settings):
+    """The block holds the latest memories plus the relevant old one, deduplicated, within
+    MEMORY_TOKEN_BUDGET, newest first, each with its date and source."""
+    alice = school["alice"]
+    now = timezone.now()
+    relevant = note(alice, "Afraid of speaking during oral presentations", "Gets anxious presenting.",
+                    created_at=now - timedelta(days=400))
+    recent = [
+        note(alice, f"Completed homework set number {i}", f"Homework {i} done on time, neat work.",
+             created_at=now - timedelta(days=i))
+        for i in range(12)
+    ]
+    settings.MEMORY_TOKEN_BUDGET = 2000
+    chosen = memories_for_turn(student_id=alice.pk, message="I have an oral presentation tomorrow")
+    ids = [m.pk for m in chosen]
+    assert relevant.pk in ids
+    assert len(ids) == len(set(ids))
+    assert {m.pk for m in recent[:10]} <= set(ids)
+    assert [m.created_at for m in chosen] == sorted((m.created_at for m in chosen), reverse=True)
+    block = memory_block([memory_item(m) for m in chosen])
+    assert count_tokens(block) <= 2000
+    assert relevant.created_at.date().isoformat() in block and "note saved by the tutor" in block
+
+    settings.MEMORY_TOKEN_BUDGET = 200
+    small = memories_for_turn(student_id=alice.pk, message="I have an oral presentation tomorrow")
+    assert small and count_tokens(memory_block([memory_item(m) for m in small])) <= 200
+    # The best recalled memory has priority over the latest ones.
+    assert relevant.pk in [m.pk for m in small]
+
+
+def test_prompt_memories_fall_back_to_latest_when_recall_fails(school, settings, monkeypatch):
+    """A failing recall is logged and the latest memories are used: the chat goes on."""
+    from memory import recall as recall_module
+
+    alice = school["alice"]
+    latest = note(alice, "Completed homework set number one", "Homework done on time.")
+
+    def broken(**kwargs):
+        raise RuntimeError("index corrupted")
+
+    monkeypatch.setattr(recall_module, "recall", broken)
+    assert [m.pk for m in memories_for_turn(student_id=alice.pk, message="homework")] == [latest.pk]
+
+
+def test_recall_eval_reports_every_strategy(db, tmp_path, capsys):
+    """recall_eval reads a recall-set file and writes hit@k, all@k, MRR and latency as JSON,
+    leaving the database as it was."""
+    recall_set = {
+        "source": {"dataset": "synthetic"},
+        "conversations": [
+            {
+                "id": "c1",
+                "memories": [
+                    {"id": "s1", "created_at": "2024-01-01T10:00:00", "title": "Session one",
+                     "content": "Sam adopted a dog named Rex from the shelter."},
+                    {"id": "s2", "created_at": "2024-02-01T10:00:00", "title": "Session two",
+                     "content": "Sam started violin lessons with a new teacher."},
+                    {"id": "s3", "created_at": "2024-03-01T10:00:00", "title": "Session three",
+                     "content": "Sam and Rex went hiking in the mountains."},
+                ],
+                "questions": [
+                    {"id": "q1", "question": "When did Sam start the violin?", "category": "single-hop",
+                     "evidence": ["s2"]},
+                    {"id": "q2", "question": "Where did Sam go with the dog Rex?", "category": "multi-hop",
+                     "evidence": ["s1", "s3"]},
+                    {"id": "q3", "question": "What car does Sam drive?", "category": "adversarial",
+                     "evidence": ["s1"]},
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(recall_set))
+    out = tmp_path / "out.json"
+    before = AIMemory.objects.count()
+    call_command("recall_eval", str(path), "--json", str(out))
+    report = json.loads(out.read_text())
+    assert set(report) == {"latest", "lexical", "semantic", "hybrid", "latency_ms"}
+    lexical = report["lexical"]["all-but-adversarial"]
+    assert lexical["n"] == 2 and lexical["hit@1"] == 100.0 and lexical["all@3"] == 100.0
+    assert {"hit@1", "hit@10", "all@10", "mrr", "tokens@10"} <= set(lexical)
+    assert "adversarial" in report["hybrid"]
+    assert report["latency_ms"]["hybrid"]["n"] == 3
+    assert AIMemory.objects.count() == before
+    assert "all-but-adversarial" in capsys.readouterr().out
+
+
+def test_chat_turn_shows_the_relevant_old_memory_to_the_model(clients, llm, school):
+    """A chat turn's memory block holds an old memory relevant to the message, with its date
+    and source, beside the latest ones."""
+    alice = school["alice"]
+    now = timezone.now()
+    old = note(alice, "Afraid of speaking during oral presentations", "Gets anxious presenting.",
+               created_at=now - timedelta(days=400))
+    for i in range(12):
+        note(alice, f"Completed homework set number {i}", "Homework done on time.", created_at=now - timedelta(days=i))
+    conversation = clients["alice"].post("/api/v1/conversations/", {"subject": "English"}, format="json").json()
+    resp = clients["alice"].post(
+        f"/api/v1/conversations/{conversation['id']}/messages/",
+        {"content": "I must give an oral presentation tomorrow", "client_message_id": "m1"},
+        format="json",
+    )
+    assert resp.status_code == 201, resp.content
+    block = next(m["content"] for m in llm.calls("chat")[0]["messages"] if "<student_memories>" in m["content"])
+    assert "Afraid of speaking during oral presentations" in block
+    assert f"[{old.created_at.date().isoformat()} · note saved by the tutor" in block
+
+
+def test_chat_turn_works_when_the_embedder_is_down(clients, llm, school, openai_embedder):
+    """An embeddings endpoint failing makes recall lexical; the chat answers normally."""
+    note(school["alice"], "Afraid of speaking during oral presentations", "Gets anxious presenting.")
+    llm.script("embeddings", {"status": 503})
+    conversation = clients["alice"].post("/api/v1/conversations/", {"subject": "English"}, format="json").json()
+    resp = clients["alice"].post(
+        f"/api/v1/conversations/{conversation['id']}/messages/",
+        {"content": "Help me prepare my oral presentation", "client_message_id": "m1"},
+        format="json",
+    )
+    assert resp.status_code == 201, resp.content
+    block = next(m["content"] for m in llm.calls("chat")[0]["messages"] if "<student_memories>" in m["content"])
+    assert "Afraid of speaking" in block
