@@ -240,6 +240,10 @@ def scripted_model() -> Iterator[Any]:
         LLM_SUMMARY_MODEL="scripted-summary",
         LLM_TIMEOUT_SECONDS=30.0,
         LLM_SUMMARY_TIMEOUT_SECONDS=60.0,
+        # Recall runs in every turn: lexical (database full-text) here. The query embedding of
+        # semantic recall (a local MiniLM or an embeddings endpoint) is measured apart, in
+        # bench/recall_latency.py, and is the same cost whatever the history or memory count.
+        EMBEDDINGS_BACKEND=os.environ.get("BENCH_EMBEDDINGS_BACKEND", "none"),
     )
     overrides.enable()
     try:
@@ -353,10 +357,17 @@ def seed_student(*, count: int, teacher: Any, classroom: Any, rng: random.Random
     student.save()
     Enrollment.objects.create(classroom=classroom, student=student)
     now = timezone.now()
-    past = Conversation.objects.create(
-        student=student, subject="Earlier sessions", status=Conversation.Status.ENDED,
-        last_activity_at=now - timedelta(days=1), ended_at=now - timedelta(days=1),
+    # Tutor notes come from past conversations, at most SAVE_MEMORY_MAX_PER_CONVERSATION (5) each,
+    # as the product enforces: the "same conversation" relation of recall links a handful of
+    # memories, not thousands.
+    Conversation.objects.bulk_create(
+        Conversation(
+            student=student, subject=f"Earlier session {i}", status=Conversation.Status.ENDED,
+            last_activity_at=now - timedelta(days=1), ended_at=now - timedelta(days=1),
+        )
+        for i in range(count // 5 + 1)
     )
+    pasts = list(Conversation.objects.filter(student=student).order_by("pk"))
     start = now - timedelta(days=365)
     step = timedelta(days=364) / count
     rows = []
@@ -370,7 +381,7 @@ def seed_student(*, count: int, teacher: Any, classroom: Any, rng: random.Random
                 kind=AIMemory.Kind.TEACHER_NOTE if teacher_note else AIMemory.Kind.NOTE,
                 source=AIMemory.Source.TEACHER if teacher_note else AIMemory.Source.SAVE_MEMORY_TOOL,
                 author=teacher if teacher_note else None,
-                source_conversation=None if teacher_note else past,
+                source_conversation=None if teacher_note else pasts[i // 5],
                 title=title,
                 content=content,
                 token_count=count_tokens(f"{title}\n{content}"),
@@ -378,6 +389,19 @@ def seed_student(*, count: int, teacher: Any, classroom: Any, rng: random.Random
             )
         )
     AIMemory.objects.bulk_create(rows, batch_size=2000)
+    # The full-text index is written by the memory services; bulk_create bypasses them, so the
+    # bench indexes through the same code path, or lexical recall would search an empty index.
+    from memory import fts
+
+    created = AIMemory.objects.filter(student=student).values_list("pk", "title", "content")
+    batch: list[Any] = []
+    for pk, title, content in created.iterator(chunk_size=2000):
+        batch.append(fts.IndexRow(memory_id=pk, student_id=student.pk, text=fts.memory_text(title, content),
+                                  language=student.language))
+        if len(batch) == 2000:
+            fts.memory_index(batch)
+            batch = []
+    fts.memory_index(batch)
     return student
 
 

@@ -1,15 +1,26 @@
 """Recall latency for one student with 1,000 / 10,000 / 100,000 memories.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tutor_recall_bench \\
-        .venv/bin/python bench/recall_latency.py [--sizes 1000,10000,100000] [--queries 200]
+    createdb tutor_latency   # or: psql -h 127.0.0.1 -U postgres -c 'CREATE DATABASE tutor_latency'
+    TUTOR_VAR_DIR=/tmp/var-latency DATABASE_URL=postgres://postgres@127.0.0.1:5432/tutor_latency \\
+        .venv/bin/python manage.py migrate
+    TUTOR_VAR_DIR=/tmp/var-latency DATABASE_URL=postgres://postgres@127.0.0.1:5432/tutor_latency \\
+        .venv/bin/python bench/recall_latency.py [--sizes 1000,10000,100000] [--queries 200] [--json out.json]
 
-Memories are synthetic ~100-word texts (6 sentences) drawn from a Zipf vocabulary, indexed through
-`memory.fts` like real ones; their vectors are random unit vectors of MiniLM's size (384) with
-one vector per sentence, stored as MemoryEmbedding rows (latency does not depend on what the
-vectors mean, and embedding 100,000 texts on a CPU would take hours). Each size is measured
-with the per-process vector cache warm (the normal case) and cold (vectors re-read and decoded
-on every query), and the query embedding of the local model is measured apart.
-Everything is written for a throwaway student and deleted at the end.
+Memories are synthetic tutoring notes: 60-120 words (title + sentences of 8-16 words) drawn
+from a tutoring vocabulary (a few hundred real words, then a long tail of names and topic
+words) with Zipf-like frequencies, stop words mixed in as in real text. Queries are 3-8 words
+from the same distribution. The rows are seeded with COPY; the full-text entries are built
+through `memory.fts.memory_index` (the write path of the services) in batches. Vectors are
+random unit float32 vectors of MiniLM's size (384), one per memory and one per sentence:
+latency does not depend on what they mean, and embedding 100,000 texts on a CPU takes hours.
+
+Reported for each size (milliseconds, over the queries):
+- recall: the whole hybrid recall without the query embedding, vector cache warm;
+- lexical: `fts.search` alone; semantic: recall(strategy="semantic"), cache warm;
+- cold: the first hybrid query after the vector cache is cleared (median of 3);
+- how the PostgreSQL lexical queries ended (pruned / fallback / full, see memory.fts).
+The local MiniLM query embedding is measured apart, once. Everything is written for a
+throwaway student and removed at the end.
 """
 
 from __future__ import annotations
@@ -17,12 +28,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
-import statistics
+import subprocess
 import sys
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import django
 import numpy as np
@@ -31,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
 django.setup()
 
-from django.db import connection  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from accounts.models import User  # noqa: E402
@@ -40,66 +53,133 @@ from memory.models import AIMemory, MemoryEmbedding  # noqa: E402
 
 MODEL = "bench:random-384"
 DIM = 384
+INDEX_BATCH = 2000
+
+# Ordered roughly from frequent to rare in tutoring notes; a Zipf law over this order.
+TUTORING_WORDS = """
+student practice work lesson session today question answer understand problem help time
+math reading needs good week again homework explain confident better struggled correct
+fractions example words class writing teacher mistakes review skills test step focus
+improving progress quickly careful remember steps numbers next asked tried solved task
+sentences spelling vocabulary multiplication division addition subtraction equation equations
+decimals percentages geometry shapes angles triangles area perimeter graphs data algebra
+grammar punctuation paragraph essay story chapter book comprehension summary notes exercise
+exercises worksheet quiz exam revision feedback motivation attention effort patient confused
+difficult easy simple harder method strategy checking units measurement time tables
+denominator numerator ratio proportion fraction negative positive integers place value
+rounding estimate mental calculation written long short verbs nouns adjectives tenses past
+present future french english science experiment hypothesis results energy forces plants
+cells history dates map timeline geography rivers countries climate reading aloud fluency
+phonics letters sounds handwriting presentation speaking listening group partner independent
+encouragement praise goal goals target plan support extra challenge enjoyed likes dislikes
+anxious calm tired focused distracted organised forgot remembered parent meeting report
+cursive diagram labels table chart bar pie line coordinates axis slope variable expression
+simplify factor expand solve check inverse operation order brackets powers square roots
+volume capacity mass weight length metric conversion money change coins clock hour minutes
+probability chance dice likely unlikely mean median mode range survey tally pictogram
+symmetry reflection rotation translation polygon quadrilateral parallel perpendicular
+""".split()  # noqa: SIM905
+STOP_WORDS = "the a and of to with in on for was is she he they it this that at by an".split()  # noqa: SIM905
 
 
-def vocabulary(rng: random.Random, size: int = 8000) -> list[str]:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words: set[str] = set()
+def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    """The tutoring words first, then invented names and topic words for the long tail."""
+    words = list(dict.fromkeys(TUTORING_WORDS))
+    seen = set(words)
+    syllables = ["ka", "lo", "mi", "ra", "ten", "vi", "son", "del", "mar", "tu", "ne", "pol", "dra", "gen", "fi"]
     while len(words) < size:
-        words.add("".join(rng.choice(letters) for _ in range(rng.randint(4, 9))))
-    return sorted(words)
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
 
 
-def sampler(rng: random.Random, words: list[str]):
-    weights = [1 / (i + 1) for i in range(len(words))]
-    cum = list(np.cumsum(weights) / sum(weights))
+class Writer:
+    """Zipf-like draws of tutoring text (exponent 1 over the vocabulary's order)."""
 
-    def draw(n: int) -> list[str]:
-        return [words[min(int(np.searchsorted(cum, rng.random())), len(words) - 1)] for _ in range(n)]
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.words = np.array(vocabulary(random.Random(seed)))
+        weights = 1.0 / np.arange(1, len(self.words) + 1)
+        self.p = weights / weights.sum()
 
-    return draw
+    def words_(self, n: int) -> list[str]:
+        drawn = list(self.words[self.rng.choice(len(self.words), size=n, p=self.p)])
+        # About one word in three is a stop word, as in real notes.
+        for i in range(0, n, 3):
+            drawn[i] = STOP_WORDS[int(self.rng.integers(len(STOP_WORDS)))] + " " + drawn[i]
+        return drawn
+
+    def memory(self) -> tuple[str, str, int]:
+        """(title, content, number of sentences) with 60-120 words in all."""
+        title = " ".join(self.words_(int(self.rng.integers(4, 9)))).capitalize()
+        target = int(self.rng.integers(60, 121))
+        sentences: list[str] = []
+        while sum(len(s.split()) for s in sentences) < target:
+            sentences.append(" ".join(self.words_(int(self.rng.integers(6, 12)))).capitalize() + ".")
+        return title, " ".join(sentences), len(sentences)
+
+    def query(self) -> str:
+        return " ".join(self.words_(int(self.rng.integers(3, 9))))
 
 
-def populate(student: User, n: int, draw, rng: np.random.Generator) -> None:
+def populate(student: User, n: int, writer: Writer, vrng: np.random.Generator) -> dict[str, float]:
+    """Seed n memories with COPY, their vectors with COPY, and index them through memory.fts."""
+    timings: dict[str, float] = {}
+    t = time.monotonic()
+    texts = [writer.memory() for _ in range(n)]
+    timings["generate_s"] = time.monotonic() - t
     now = timezone.now()
-    batch = 2000
-    for start in range(0, n, batch):
-        count = min(batch, n - start)
-        memories = AIMemory.objects.bulk_create(
-            [
-                AIMemory(
-                    student=student,
-                    kind=AIMemory.Kind.NOTE,
-                    source=AIMemory.Source.SAVE_MEMORY_TOOL,
-                    title=" ".join(draw(6)),
-                    content=" ".join(" ".join(draw(16)) + "." for _ in range(6)),
-                    token_count=150,
-                    created_at=now - timedelta(minutes=start + i),
-                )
-                for i in range(count)
-            ]
-        )
+    raw = connection.connection  # the psycopg connection Django opened
+    t = time.monotonic()
+    with transaction.atomic(), raw.cursor() as cur:
+        with cur.copy(
+            "COPY memory_aimemory (kind, title, content, source, token_count, status, archived_reason,"
+            " created_at, updated_at, student_id) FROM STDIN"
+        ) as copy:
+            for i, (title, content, _) in enumerate(texts):
+                created = now - timedelta(minutes=i)
+                copy.write_row(("note", title, content, "save_memory", 150, "active", "", created, created,
+                                student.pk))
+        cur.execute("SELECT id FROM memory_aimemory WHERE student_id = %s ORDER BY id", [student.pk])
+        ids = [int(r[0]) for r in cur.fetchall()]
+        with cur.copy(
+            "COPY memory_memoryembedding (memory_id, student_id, model, dim, vector, sentences, sentence_vectors,"
+            " text_hash, updated_at) FROM STDIN"
+        ) as copy:
+            for pk, (_, _, count) in zip(ids, texts, strict=True):
+                vecs = embeddings.normalise(vrng.standard_normal((count + 1, DIM)).astype(np.float32))
+                copy.write_row((pk, student.pk, MODEL, DIM, embeddings.to_bytes(vecs[0]), count,
+                                embeddings.to_bytes(vecs[1:]), "x", now))
+    timings["copy_s"] = time.monotonic() - t
+    t = time.monotonic()
+    for start in range(0, n, INDEX_BATCH):
         fts.memory_index(
-            fts.IndexRow(m.pk, student.pk, fts.memory_text(m.title, m.content), "en") for m in memories
+            fts.IndexRow(pk, student.pk, fts.memory_text(title, content), "en")
+            for pk, (title, content, _) in zip(ids[start:start + INDEX_BATCH], texts[start:start + INDEX_BATCH],
+                                               strict=True)
         )
-        doc = embeddings.normalise(rng.standard_normal((count, DIM)).astype(np.float32))
-        sent = embeddings.normalise(rng.standard_normal((count * 6, DIM)).astype(np.float32))
-        MemoryEmbedding.objects.bulk_create(
-            [
-                MemoryEmbedding(
-                    memory=m, student=student, model=MODEL, dim=DIM, vector=embeddings.to_bytes(doc[i]),
-                    sentences=6, sentence_vectors=embeddings.to_bytes(sent[i * 6 : i * 6 + 6]), text_hash="x",
-                )
-                for i, m in enumerate(memories)
-            ]
-        )
-        print(f"\r  {start + count}/{n} memories", end="", file=sys.stderr, flush=True)
+        print(f"\r  indexed {min(start + INDEX_BATCH, n)}/{n}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE memory_search")
-            cursor.execute("ANALYZE memory_memoryembedding")
-            cursor.execute("ANALYZE memory_aimemory")
+    timings["index_s"] = time.monotonic() - t
+    t = time.monotonic()
+    with connection.cursor() as cursor:
+        # Index-only scans need the visibility map: what autovacuum does after a bulk load.
+        for table in ("memory_aimemory", "memory_memoryembedding", "memory_posting", "memory_term_stats",
+                      "memory_student_stats", "memory_doc"):
+            cursor.execute(f"VACUUM ANALYZE {table}")
+    timings["vacuum_s"] = time.monotonic() - t
+    return {k: round(v, 1) for k, v in timings.items()}
+
+
+def remove(student: User) -> None:
+    ids = list(AIMemory.objects.filter(student=student).values_list("pk", flat=True))
+    for start in range(0, len(ids), 10_000):
+        fts.memory_unindex(ids[start:start + 10_000])
+    MemoryEmbedding.objects.filter(student=student).delete()
+    AIMemory.objects.filter(student=student).delete()
+    student.delete()
 
 
 class FixedEmbedder:
@@ -109,29 +189,47 @@ class FixedEmbedder:
         raise AssertionError("the bench passes query vectors")
 
 
-def pct(values: list[float], q: float) -> float:
-    return round(float(np.percentile(values, q)), 2)
+def summary(values: list[float]) -> dict[str, float]:
+    return {"p50": round(float(np.percentile(values, 50)), 2), "p95": round(float(np.percentile(values, 95)), 2)}
 
 
-def measure(student: User, queries: list[str], qvecs: np.ndarray, *, use_cache: bool) -> dict[str, object]:
-    recall.vector_cache.clear()
+def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, Any]:
     config = recall.RecallConfig.from_settings()
-    total, lexical, vectors, semantic = [], [], [], []
     embedder = FixedEmbedder()
-    # One warm-up query loads the cache (when used) and warms the database.
-    recall.recall(student_id=student.pk, query=queries[0], language="en", config=config, query_vector=qvecs[0],
-                  embedder=embedder, use_cache=use_cache)
-    for query, qv in zip(queries, qvecs, strict=True):
-        result = recall.recall(student_id=student.pk, query=query, language="en", config=config, query_vector=qv,
-                               embedder=embedder, use_cache=use_cache)
+
+    def run(query: str, qv: np.ndarray, strategy: str, use_cache: bool = True) -> recall.RecallResult:
+        return recall.recall(student_id=student.pk, query=query, language="en", config=config, query_vector=qv,
+                             embedder=embedder, strategy=strategy, use_cache=use_cache)
+
+    # Cold: the first query after the cache is cleared (decodes the student's vectors).
+    cold = []
+    for i in range(3):
+        recall.vector_cache.clear()
+        cold.append(run(queries[i], qvecs[i], "hybrid").search_ms)
+    # Warm-up, then the measured runs.
+    for q, qv in zip(queries[:5], qvecs[:5], strict=True):
+        run(q, qv, "hybrid")
+    fts.search_paths.clear()
+    total, lexical_in_recall, vectors_ms = [], [], []
+    for q, qv in zip(queries, qvecs, strict=True):
+        result = run(q, qv, "hybrid")
         total.append(result.search_ms)
-        lexical.append(result.timings.get("lexical_ms", 0.0))
-        vectors.append(result.timings.get("vectors_ms", 0.0))
-        semantic.append(result.timings.get("semantic_ms", 0.0))
+        lexical_in_recall.append(result.timings.get("lexical_ms", 0.0))
+        vectors_ms.append(result.timings.get("vectors_ms", 0.0))
+    paths = dict(fts.search_paths)
+    lexical = []
+    for q in queries:
+        t = time.perf_counter()
+        fts.search(student_id=student.pk, query=q, language="en", limit=config.lexical_depth)
+        lexical.append((time.perf_counter() - t) * 1000)
+    semantic = [run(q, qv, "semantic").search_ms for q, qv in zip(queries, qvecs, strict=True)]
     return {
-        "p50": pct(total, 50), "p95": pct(total, 95), "mean": round(statistics.mean(total), 2),
-        "lexical_p50": pct(lexical, 50), "lexical_p95": pct(lexical, 95),
-        "vectors_p50": pct(vectors, 50), "semantic_incl_vectors_p50": pct(semantic, 50),
+        "recall": summary(total),
+        "lexical": summary(lexical),
+        "semantic": summary(semantic),
+        "vectors_version_check": summary(vectors_ms),
+        "cold_first_query_ms": round(float(np.median(cold)), 1),
+        "lexical_paths": paths,
     }
 
 
@@ -141,43 +239,67 @@ def query_embedding_latency(queries: list[str]) -> dict[str, float] | None:
     embedder = embeddings.LocalEmbedder()
     embedder.embed(["warm up"])
     times = []
-    for q in queries[:50]:
+    for q in queries[:100]:
         t = time.perf_counter()
         embedder.embed([q])
         times.append((time.perf_counter() - t) * 1000)
-    return {"p50": pct(times, 50), "p95": pct(times, 95)}
+    return summary(times)
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        cpu = platform.processor()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version" if connection.vendor == "postgresql" else "SELECT sqlite_version()")
+        version = cursor.fetchone()[0]
+    try:
+        nproc = int(subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout)
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        nproc = os.cpu_count() or 0
+    return {"nproc": nproc, "cpu": cpu, "database": f"{connection.vendor} {version}",
+            "python": platform.python_version()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--no-embedding", action="store_true", help="skip the MiniLM query-embedding timing")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    rng = random.Random(7)
-    nrng = np.random.default_rng(7)
-    words = vocabulary(rng)
-    draw = sampler(rng, words)
-    queries = [" ".join(draw(rng.randint(3, 8))) for _ in range(args.queries)]
-    qvecs = embeddings.normalise(nrng.standard_normal((len(queries), DIM)).astype(np.float32))
-    results: dict[str, object] = {"database": connection.vendor, "query_embedding_local_ms": None}
+    writer = Writer(7)
+    queries = [writer.query() for _ in range(args.queries)]
+    qvecs = embeddings.normalise(np.random.default_rng(8).standard_normal((len(queries), DIM)).astype(np.float32))
+    results: dict[str, Any] = {"machine": machine(), "sizes": {}}
+    print(json.dumps(results["machine"]), flush=True)
     for size in [int(s) for s in args.sizes.split(",")]:
         student = User.objects.create_user(username=f"bench-recall-{size}-{int(time.time())}")
         try:
-            t = time.monotonic()
-            populate(student, size, draw, nrng)
-            print(f"{size}: populated in {time.monotonic() - t:.0f}s", file=sys.stderr)
-            warm = measure(student, queries, qvecs, use_cache=True)
-            cold = measure(student, queries[:50], qvecs[:50], use_cache=False)
-            results[str(size)] = {"warm_cache": warm, "no_cache": cold}
-            print(size, json.dumps(results[str(size)]), flush=True)
+            started = time.monotonic()
+            setup = populate(student, size, Writer(size), np.random.default_rng(size))
+            setup["total_s"] = round(time.monotonic() - started, 1)
+            measured = measure(student, queries, qvecs)
+            measured["setup"] = setup
+            results["sizes"][str(size)] = measured
+            print(size, json.dumps(measured), flush=True)
         finally:
-            MemoryEmbedding.objects.filter(student=student).delete()
-            ids = list(AIMemory.objects.filter(student=student).values_list("pk", flat=True))
-            fts.memory_unindex(ids)
-            AIMemory.objects.filter(student=student).delete()
-            student.delete()
-    results["query_embedding_local_ms"] = query_embedding_latency(queries)
+            recall.vector_cache.clear()
+            remove(student)
+    sizes = sorted(int(s) for s in results["sizes"])
+    if len(sizes) > 1:
+        lo, hi = results["sizes"][str(sizes[0])], results["sizes"][str(sizes[-1])]
+        results["growth"] = {
+            f"{key} p50 x{sizes[-1] // sizes[0]} memories": round(hi[key]["p50"] / max(lo[key]["p50"], 1e-9), 1)
+            for key in ("recall", "lexical", "semantic")
+        }
+    if not args.no_embedding:
+        results["query_embedding_local_ms"] = query_embedding_latency(queries)
     print(json.dumps(results, indent=2))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

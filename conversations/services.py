@@ -36,7 +36,7 @@ from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 from memory.selectors import memories_for_turn
 from memory.services import memory_note_save
-from tutor.errors import ApplicationError, Conflict, Forbidden
+from tutor.errors import ApplicationError, Conflict, Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -83,11 +83,15 @@ def conversation_create(*, user: Any, subject: str = "") -> Conversation:
 
 def message_send(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnResult:
     """One chat turn. Serialised per conversation; idempotent on client_message_id."""
-    conversation = conversation_get(user=user, conversation_id=conversation_id)
-    _require_student_owner(user=user, conversation=conversation)
-    with turn_lock(conversation.pk):
+    try:
+        pk = int(conversation_id)
+    except (TypeError, ValueError):
+        raise NotFound("Conversation not found.") from None
+    # The lock is taken on the id before the scoped read: holding it for a conversation the user
+    # may not see reveals nothing and lasts one failed lookup.
+    with turn_lock(pk):
         conversation, student_message, created = _student_message_store(
-            conversation_id=conversation.pk, content=content, client_message_id=client_message_id
+            user=user, conversation_id=pk, content=content, client_message_id=client_message_id
         )
         # Only a retry can find its reply already stored.
         existing_reply = None if created else Message.objects.filter(reply_to=student_message).first()
@@ -103,10 +107,20 @@ def message_send(*, user: Any, conversation_id: Any, content: str, client_messag
 
 
 def _student_message_store(
-    *, conversation_id: int, content: str, client_message_id: str
+    *, user: Any, conversation_id: int, content: str, client_message_id: str
 ) -> tuple[Conversation, Message, bool]:
     with transaction.atomic():
-        conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
+        # The scoped read and the row lock in one query (the student comes along for the turn).
+        conversation = (
+            Conversation.objects.visible_to(user)
+            .select_related("student")
+            .select_for_update(of=("self",))
+            .filter(pk=conversation_id)
+            .first()
+        )
+        if conversation is None:
+            raise NotFound("Conversation not found.")
+        _require_student_owner(user=user, conversation=conversation)
         existing = conversation.messages.filter(client_message_id=client_message_id).first()
         if existing is not None:
             if existing.content != content:
@@ -155,7 +169,11 @@ def _turn_run(*, conversation: Conversation, student_message: Message) -> Messag
         )
         # The latest memories plus those recalled for this message, within MEMORY_TOKEN_BUDGET;
         # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
-        for m in memories_for_turn(student_id=conversation.student_id, message=student_message.content)
+        for m in memories_for_turn(
+            student_id=conversation.student_id,
+            message=student_message.content,
+            language=conversation.student.language,
+        )
     ]
     memory_tokens = count_tokens(prompts.memory_block(memories)) if memories else 0
     fixed_tokens = _system_prompt_tokens() + memory_tokens
@@ -183,10 +201,10 @@ def _turn_run(*, conversation: Conversation, student_message: Message) -> Messag
             "same client_message_id is safe.",
             details={"student_message_id": student_message.pk},
         ) from exc
+    # No row lock needed: the turn lock is held, and only a turn appends messages.
     with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         return _message_append(
-            conversation=locked,
+            conversation=conversation,
             role=Message.Role.TUTOR,
             content=content,
             reply_to=student_message,

@@ -5,15 +5,11 @@ from django.db.models.signals import post_migrate
 
 
 def _prune_search_index(sender: AppConfig, **kwargs: Any) -> None:
-    from django.db import connection
-
     from memory import fts
 
     # After a flush (tests) or a migration: the full-text tables are not Django models, so
-    # nothing else removes entries whose memory is gone.
-    tables = connection.introspection.table_names()
-    if "memory_fts" in tables or "memory_search" in tables:
-        fts.prune_orphans()
+    # nothing else removes entries whose memory is gone. (A no-op before they exist.)
+    fts.prune_orphans()
 
 
 class MemoryConfig(AppConfig):

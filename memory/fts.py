@@ -9,10 +9,18 @@ analysed text is what the database indexes:
 - SQLite: an FTS5 table `memory_fts` (rowid = memory id), ranked by FTS5's `bm25()`. A
   `scope` column holds one token per student (`s42`), so the student filter is part of the
   full-text match itself and costs nothing per other student.
-- PostgreSQL: a table `memory_search` with a `tsvector` ('simple' configuration: the text is
-  already analysed) under a GIN index on (student_id, tsv) (btree_gin), ranked by Okapi BM25
-  computed in SQL from the matching rows' term frequencies, with the student's own document
-  count and average length (per-student statistics, like a per-student index would have).
+- PostgreSQL: an inverted index in plain tables, ranked by Okapi BM25 in SQL with the student's
+  own statistics (document count, average length, document frequency of each term), like a
+  per-student index would have:
+  - `memory_posting (student_id, term, memory_id, tf, doc_len)`, primary key
+    (student_id, term, memory_id) INCLUDE (tf, doc_len): a query term's postings are one
+    index-only range scan;
+  - `memory_term_stats (student_id, term, df)` and `memory_student_stats (student_id, n_docs,
+    total_len)`, kept up to date with atomic upserts (`df = df + n`) in the write's transaction;
+  - `memory_doc (memory_id, student_id, doc_len, terms)`: what is indexed for each memory, so
+    that an edit or an archive removes exactly its postings and statistics.
+  The query scores only the postings of the rarer query terms (MaxScore pruning, exact): see
+  `search`.
 
 Only active memories are indexed. The index is kept in sync by the memory services on write,
 edit and archive (`memory_index` / `memory_unindex`), inside the same transaction as the
@@ -21,15 +29,17 @@ memory row, so the two can never disagree after a commit or a rollback.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import snowballstemmer
-from django.db import connection
+from django.db import connection, transaction
 
 LANGUAGES = {"en": "english", "fr": "french"}
 DEFAULT_LANGUAGE = "en"
@@ -113,15 +123,10 @@ def memory_index(rows: Iterable[IndexRow]) -> None:
     prepared = [(r.memory_id, r.student_id, analyse(r.text, r.language)) for r in rows]
     if not prepared:
         return
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.executemany(
-                "INSERT INTO memory_search (memory_id, student_id, tsv, doc_len) "
-                "VALUES (%s, %s, to_tsvector('simple', %s), %s) "
-                "ON CONFLICT (memory_id) DO UPDATE SET student_id = EXCLUDED.student_id, "
-                "tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len",
-                [(pk, student, " ".join(terms), len(terms)) for pk, student, terms in prepared],
-            )
+            _pg_unindex(cursor, [pk for pk, _, _ in prepared])
+            _pg_index(cursor, prepared)
         else:
             cursor.executemany("DELETE FROM memory_fts WHERE rowid = %s", [(pk,) for pk, _, _ in prepared])
             cursor.executemany(
@@ -132,37 +137,153 @@ def memory_index(rows: Iterable[IndexRow]) -> None:
 
 def memory_unindex(memory_ids: Iterable[int]) -> None:
     """Remove these memories from the index (archived memories are not searched)."""
-    ids = [(pk,) for pk in memory_ids]
+    ids = [int(pk) for pk in memory_ids]
     if not ids:
         return
-    table, column = ("memory_search", "memory_id") if connection.vendor == "postgresql" else ("memory_fts", "rowid")
-    with connection.cursor() as cursor:
-        cursor.executemany(f"DELETE FROM {table} WHERE {column} = %s", ids)  # noqa: S608 (fixed names)
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            _pg_unindex(cursor, ids)
+        else:
+            cursor.executemany("DELETE FROM memory_fts WHERE rowid = %s", [(pk,) for pk in ids])
+
+
+def _pg_index(cursor: Any, prepared: list[tuple[int, int, list[str]]]) -> None:
+    """Add postings, documents and statistics (the memories are not indexed: see memory_index).
+
+    Lock order, to never deadlock with another writer: the student statistics rows first (in
+    student order), then the term statistics (in (student, term) order). Two memories of one
+    student written at once therefore queue on the student's row, and each upsert adds to
+    what the other committed.
+    """
+    docs: dict[str, list[Any]] = {"id": [], "student": [], "len": []}
+    post: dict[str, list[Any]] = {"id": [], "student": [], "term": [], "tf": [], "len": []}
+    for pk, student, terms in prepared:
+        docs["id"].append(pk)
+        docs["student"].append(student)
+        docs["len"].append(len(terms))
+        for term, tf in Counter(terms).items():
+            post["id"].append(pk)
+            post["student"].append(student)
+            post["term"].append(term)
+            post["tf"].append(tf)
+            post["len"].append(len(terms))
+    cursor.execute(
+        "INSERT INTO memory_student_stats AS s (student_id, n_docs, total_len) "
+        "SELECT student_id, count(*), sum(doc_len) "
+        "FROM unnest(%s::bigint[], %s::integer[]) AS d(student_id, doc_len) "
+        "GROUP BY student_id ORDER BY student_id "
+        "ON CONFLICT (student_id) DO UPDATE SET n_docs = s.n_docs + EXCLUDED.n_docs, "
+        "total_len = s.total_len + EXCLUDED.total_len",
+        [docs["student"], docs["len"]],
+    )
+    cursor.execute(
+        "INSERT INTO memory_doc (memory_id, student_id, doc_len, terms) "
+        "SELECT d.memory_id, d.student_id, d.doc_len, coalesce(p.terms, '{}') "
+        "FROM unnest(%s::bigint[], %s::bigint[], %s::integer[]) AS d(memory_id, student_id, doc_len) "
+        "LEFT JOIN (SELECT memory_id, array_agg(term) AS terms "
+        "           FROM unnest(%s::bigint[], %s::text[]) AS u(memory_id, term) GROUP BY memory_id) p "
+        "USING (memory_id)",
+        [docs["id"], docs["student"], docs["len"], post["id"], post["term"]],
+    )
+    if not post["id"]:
+        return
+    cursor.execute(
+        "INSERT INTO memory_posting (student_id, term, memory_id, tf, doc_len) "
+        "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::bigint[], %s::integer[], %s::integer[])",
+        [post["student"], post["term"], post["id"], post["tf"], post["len"]],
+    )
+    cursor.execute(
+        "INSERT INTO memory_term_stats AS t (student_id, term, df) "
+        "SELECT student_id, term, count(*) FROM unnest(%s::bigint[], %s::text[]) AS u(student_id, term) "
+        "GROUP BY student_id, term ORDER BY student_id, term "
+        "ON CONFLICT (student_id, term) DO UPDATE SET df = t.df + EXCLUDED.df",
+        [post["student"], post["term"]],
+    )
+
+
+def _pg_unindex(cursor: Any, ids: list[int]) -> None:
+    """Remove these memories' postings and subtract them from the statistics (same lock order)."""
+    cursor.execute(
+        "UPDATE memory_student_stats s SET n_docs = s.n_docs - d.n, total_len = s.total_len - d.len "
+        "FROM (SELECT student_id, count(*) AS n, sum(doc_len) AS len FROM memory_doc "
+        "      WHERE memory_id = ANY(%s::bigint[]) GROUP BY student_id) d "
+        "WHERE s.student_id = d.student_id",
+        [ids],
+    )
+    if cursor.rowcount == 0:
+        return  # none of them is indexed (a new memory)
+    cursor.execute(
+        "WITH gone AS ("
+        " DELETE FROM memory_posting p"
+        " USING (SELECT student_id, unnest(terms) AS term, memory_id FROM memory_doc"
+        "        WHERE memory_id = ANY(%s::bigint[])) d"
+        " WHERE p.student_id = d.student_id AND p.term = d.term AND p.memory_id = d.memory_id"
+        " RETURNING p.student_id, p.term) "
+        "UPDATE memory_term_stats t SET df = t.df - g.n "
+        "FROM (SELECT student_id, term, count(*) AS n FROM gone GROUP BY student_id, term) g "
+        "WHERE t.student_id = g.student_id AND t.term = g.term",
+        [ids],
+    )
+    cursor.execute(
+        "DELETE FROM memory_term_stats t "
+        "USING (SELECT DISTINCT student_id, unnest(terms) AS term FROM memory_doc "
+        "       WHERE memory_id = ANY(%s::bigint[])) d "
+        "WHERE t.student_id = d.student_id AND t.term = d.term AND t.df <= 0",
+        [ids],
+    )
+    cursor.execute(
+        "WITH gone AS (DELETE FROM memory_doc WHERE memory_id = ANY(%s::bigint[]) RETURNING student_id) "
+        "DELETE FROM memory_student_stats s USING gone WHERE s.student_id = gone.student_id AND s.n_docs <= 0",
+        [ids],
+    )
 
 
 def indexed_ids(student_id: int) -> set[int]:
     """Ids of a student's indexed memories (for tests and checks)."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute("SELECT memory_id FROM memory_search WHERE student_id = %s", [student_id])
+            cursor.execute("SELECT memory_id FROM memory_doc WHERE student_id = %s", [student_id])
         else:
             cursor.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH %s", [f"scope : {_scope(student_id)}"])
         return {int(r[0]) for r in cursor.fetchall()}
 
 
 def prune_orphans() -> int:
-    """Drop index entries whose memory no longer exists or is not active. Returns how many."""
+    """Drop index entries whose memory no longer exists or is not active. Returns how many.
+
+    On PostgreSQL the statistics are corrected through the same path as an archive.
+    """
+    tables = set(connection.introspection.table_names())
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
+            if "memory_doc" not in tables:
+                return 0
             cursor.execute(
-                "DELETE FROM memory_search s WHERE NOT EXISTS (SELECT 1 FROM memory_aimemory m "
-                "WHERE m.id = s.memory_id AND m.status = 'active')"
+                "SELECT memory_id FROM memory_doc d WHERE NOT EXISTS (SELECT 1 FROM memory_aimemory m "
+                "WHERE m.id = d.memory_id AND m.status = 'active')"
             )
-        else:
-            cursor.execute(
-                "DELETE FROM memory_fts WHERE rowid NOT IN (SELECT id FROM memory_aimemory WHERE status = 'active')"
-            )
+            ids = [int(r[0]) for r in cursor.fetchall()]
+            if ids:
+                with transaction.atomic():
+                    _pg_unindex(cursor, ids)
+            return len(ids)
+        if "memory_fts" not in tables:
+            return 0
+        cursor.execute(
+            "DELETE FROM memory_fts WHERE rowid NOT IN (SELECT id FROM memory_aimemory WHERE status = 'active')"
+        )
         return max(cursor.rowcount, 0)
+
+
+def student_stats(student_id: int) -> tuple[int, int, dict[str, int]]:
+    """PostgreSQL: the stored (document count, total length, {term: df}) of a student."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT n_docs, total_len FROM memory_student_stats WHERE student_id = %s", [student_id])
+        row = cursor.fetchone()
+        cursor.execute("SELECT term, df FROM memory_term_stats WHERE student_id = %s", [student_id])
+        dfs = {str(term): int(df) for term, df in cursor.fetchall()}
+    n_docs, total_len = (int(row[0]), int(row[1])) if row else (0, 0)
+    return n_docs, total_len, dfs
 
 
 def _scope(student_id: int) -> str:
@@ -186,18 +307,7 @@ def search(*, student_id: int, query: str, language: str, limit: int) -> list[tu
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute(
-                _PG_BM25,
-                {
-                    "student": student_id,
-                    "tsq": " | ".join(_pg_quote(t) for t in terms),
-                    "terms": terms,
-                    "limit": limit,
-                    "k1": BM25_K1,
-                    "b": BM25_B,
-                },
-            )
-            return [(int(pk), float(score)) for pk, score in cursor.fetchall()]
+            return _pg_search(cursor, student_id, terms, limit)
         match = f"scope : {_scope(student_id)} AND body : ({' OR '.join(_fts5_quote(t) for t in terms)})"
         cursor.execute(
             "SELECT rowid, bm25(memory_fts, 0.0, 1.0) AS rank FROM memory_fts "
@@ -212,52 +322,167 @@ def _fts5_quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _pg_quote(term: str) -> str:
-    return "'" + term.replace("'", "''").replace("\\", "") + "'"
+# PostgreSQL. A memory's score is the sum over the query terms it contains of
+#   idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len / avgdl)),
+#   idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+# with N, avgdl and df(t) the student's own. A term contributes at most idf(t) * (k1 + 1).
+#
+# MaxScore pruning (exact): the query terms are split into the rare "essential" ones and the
+# common rest, whose contributions add up to at most REST = sum of their bounds. Only the
+# essential terms' postings are scanned; a memory without any of them scores at most REST. The
+# memories scored on the essential terms whose partial score plus REST can still reach the
+# limit-th best partial score get their exact score (the rest's postings looked up by key).
+# If the limit-th exact score is above REST, no other memory can enter the top: the result is
+# the exact top. Otherwise the query runs again over all the terms' postings.
 
-
-_PG_BM25 = """
-WITH m AS (
-    SELECT memory_id, doc_len, tsv FROM memory_search
-    WHERE student_id = %(student)s AND tsv @@ to_tsquery('simple', %(tsq)s)
-),
-tf AS (
-    SELECT m.memory_id, m.doc_len, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-    FROM m, LATERAL unnest(m.tsv) AS u(lexeme, positions, weights)
-    WHERE u.lexeme = ANY(%(terms)s::text[])
-),
-df AS (SELECT lexeme, count(*)::float8 AS n FROM tf GROUP BY lexeme),
-stats AS (
-    SELECT count(*)::float8 AS total, greatest(coalesce(avg(doc_len), 1), 1)::float8 AS avgdl
-    FROM memory_search WHERE student_id = %(student)s
-)
-SELECT tf.memory_id,
-       sum(ln(1 + (stats.total - df.n + 0.5) / (df.n + 0.5))
-           * tf.tf * (%(k1)s + 1)
-           / (tf.tf + %(k1)s * (1 - %(b)s + %(b)s * tf.doc_len / stats.avgdl))) AS score
-FROM tf JOIN df USING (lexeme) CROSS JOIN stats
-GROUP BY tf.memory_id
-ORDER BY score DESC, tf.memory_id DESC
-LIMIT %(limit)s
+_PG_STATS = """
+SELECT s.n_docs, s.total_len, t.term, t.df
+FROM memory_student_stats s
+LEFT JOIN memory_term_stats t ON t.student_id = s.student_id AND t.term = ANY(%(terms)s::text[])
+WHERE s.student_id = %(student)s
 """
 
+_PG_BM25_TERM = (
+    "q.idf * p.tf * %(k1p1)s / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.doc_len / %(avgdl)s::float8))"
+)
 
-# --- Schema (used by the migration) --------------------------------------------------------------
+_PG_BM25_ALL = """
+SELECT p.memory_id, sum({bm25}) AS score
+FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS q(term, idf)
+JOIN memory_posting p ON p.student_id = %(student)s AND p.term = q.term
+GROUP BY p.memory_id
+ORDER BY score DESC, p.memory_id DESC
+LIMIT %(limit)s
+""".replace("{bm25}", _PG_BM25_TERM)
+
+_PG_BM25_PRUNED = """
+WITH partial AS MATERIALIZED (
+    SELECT p.memory_id, sum({bm25}) AS score
+    FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS q(term, idf)
+    JOIN memory_posting p ON p.student_id = %(student)s AND p.term = q.term
+    GROUP BY p.memory_id
+),
+floor AS (
+    SELECT coalesce((SELECT score FROM partial ORDER BY score DESC OFFSET %(limit)s - 1 LIMIT 1), 0)
+           - %(rest)s AS v
+)
+SELECT c.memory_id, c.score + coalesce((
+        SELECT sum({bm25})
+        FROM memory_posting p
+        JOIN unnest(%(rest_terms)s::text[], %(rest_idf)s::float8[]) AS q(term, idf) ON q.term = p.term
+        WHERE p.student_id = %(student)s AND p.term = ANY(%(rest_terms)s::text[]) AND p.memory_id = c.memory_id
+    ), 0) AS score
+FROM partial c, floor
+WHERE c.score >= floor.v
+ORDER BY score DESC, c.memory_id DESC
+LIMIT %(limit)s
+""".replace("{bm25}", _PG_BM25_TERM)
+
+# The split: the rarest terms until their postings number PRUNE_COVER x limit are always
+# scanned; the top's score is then guessed as PRUNE_THRESHOLD x the idf of the last of them, and
+# the commonest terms whose bounds add up to less than that guess are left out of the scan.
+PRUNE_COVER = 2
+PRUNE_THRESHOLD = 0.6
+# How PostgreSQL queries ended (diagnostics for the bench and the tests): "pruned" (exact top
+# from the rare terms), "fallback" (pruning could not prove its top, all postings scanned),
+# "full" (no term was common enough to prune).
+search_paths: Counter[str] = Counter()
+
+
+def _pg_search(cursor: Any, student_id: int, terms: list[str], limit: int) -> list[tuple[int, float]]:
+    cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
+    rows = cursor.fetchall()
+    if not rows or not rows[0][0]:
+        return []
+    n_docs, total_len = float(rows[0][0]), float(rows[0][1])
+    dfs = sorted(((int(df), term) for _, _, term, df in rows if term is not None and df > 0))
+    if not dfs:
+        return []
+    idf = {term: math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df, term in dfs}
+    params: dict[str, Any] = {
+        "student": student_id,
+        "limit": limit,
+        "k1": BM25_K1,
+        "k1p1": BM25_K1 + 1,
+        "b": BM25_B,
+        "avgdl": max(total_len / n_docs, 1.0),
+    }
+    # Scan the rare terms' postings; look the common ones up by key.
+    essential, rest = _pg_split(dfs, idf, limit)
+    if rest:
+        bound = sum(idf[t] for t in rest) * (BM25_K1 + 1)
+        cursor.execute(
+            _PG_BM25_PRUNED,
+            {
+                **params,
+                "terms": essential,
+                "idf": [idf[t] for t in essential],
+                "rest_terms": rest,
+                "rest_idf": [idf[t] for t in rest],
+                "rest": bound,
+            },
+        )
+        found = [(int(pk), float(score)) for pk, score in cursor.fetchall()]
+        if len(found) == limit and found[-1][1] > bound:
+            search_paths["pruned"] += 1
+            return found
+    search_paths["fallback" if rest else "full"] += 1
+    all_terms = [term for _, term in dfs]
+    cursor.execute(_PG_BM25_ALL, {**params, "terms": all_terms, "idf": [idf[t] for t in all_terms]})
+    return [(int(pk), float(score)) for pk, score in cursor.fetchall()]
+
+
+def _pg_split(dfs: list[tuple[int, str]], idf: dict[str, float], limit: int) -> tuple[list[str], list[str]]:
+    """(terms to scan, common terms left to key lookups); dfs sorted by df, rarest first."""
+    covered, last = 0, len(dfs) - 1
+    for i, (df, _) in enumerate(dfs):
+        covered += df
+        if covered >= PRUNE_COVER * limit:
+            last = i
+            break
+    guess = PRUNE_THRESHOLD * idf[dfs[last][1]]
+    bound, cut = 0.0, len(dfs)
+    while cut - 1 > last and bound + idf[dfs[cut - 1][1]] * (BM25_K1 + 1) < guess:
+        cut -= 1
+        bound += idf[dfs[cut][1]] * (BM25_K1 + 1)
+    return [term for _, term in dfs[:cut]], [term for _, term in dfs[cut:]]
+
+
+# --- Schema (used by the migrations) -------------------------------------------------------------
 
 SQLITE_CREATE = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(scope, body, tokenize = 'unicode61 remove_diacritics 2')"
 )
 SQLITE_DROP = "DROP TABLE IF EXISTS memory_fts"
+# No foreign keys to memory_aimemory: Django's flush (tests) truncates memory_aimemory without
+# CASCADE and would refuse. Memories are never deleted; `prune_orphans` runs after every
+# migrate and flush and removes the entries of memories that are gone or archived.
 PG_CREATE = [
-    "CREATE TABLE IF NOT EXISTS memory_search ("
-    # No foreign key: Django's flush (tests) truncates memory_aimemory without CASCADE and would
-    # refuse. Memories are never deleted; `prune_orphans` runs after every migrate and flush.
+    "CREATE TABLE IF NOT EXISTS memory_doc ("
     " memory_id bigint PRIMARY KEY,"
     " student_id bigint NOT NULL,"
-    " tsv tsvector NOT NULL,"
-    " doc_len integer NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS memory_search_student_len ON memory_search (student_id, doc_len)",
+    " doc_len integer NOT NULL,"
+    " terms text[] NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS memory_posting ("
+    " student_id bigint NOT NULL,"
+    " term text NOT NULL,"
+    " memory_id bigint NOT NULL,"
+    " tf integer NOT NULL,"
+    " doc_len integer NOT NULL,"
+    " PRIMARY KEY (student_id, term, memory_id) INCLUDE (tf, doc_len))",
+    "CREATE TABLE IF NOT EXISTS memory_term_stats ("
+    " student_id bigint NOT NULL,"
+    " term text NOT NULL,"
+    " df integer NOT NULL,"
+    " PRIMARY KEY (student_id, term))",
+    "CREATE TABLE IF NOT EXISTS memory_student_stats ("
+    " student_id bigint PRIMARY KEY,"
+    " n_docs integer NOT NULL,"
+    " total_len bigint NOT NULL)",
 ]
-PG_GIN_COMPOSITE = "CREATE INDEX IF NOT EXISTS memory_search_gin ON memory_search USING gin (student_id, tsv)"
-PG_GIN_PLAIN = "CREATE INDEX IF NOT EXISTS memory_search_gin ON memory_search USING gin (tsv)"
-PG_DROP = "DROP TABLE IF EXISTS memory_search"
+PG_DROP = [
+    "DROP TABLE IF EXISTS memory_posting",
+    "DROP TABLE IF EXISTS memory_term_stats",
+    "DROP TABLE IF EXISTS memory_student_stats",
+    "DROP TABLE IF EXISTS memory_doc",
+]

@@ -119,8 +119,13 @@ class MemoryEmbedding(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        # updated_at in the index: the vector cache's version check is an index-only aggregate.
-        indexes = [models.Index(fields=["student", "model", "updated_at"], name="embedding_student_model")]
+        # updated_at (and memory_id, which it counts) in the index: the vector cache's version
+        # check is an index-only aggregate (PostgreSQL; SQLite ignores INCLUDE).
+        indexes = [
+            models.Index(
+                fields=["student", "model", "updated_at"], name="embedding_student_model", include=["memory"]
+            )
+        ]
         constraints = [models.CheckConstraint(condition=Q(dim__gt=0), name="embedding_dim_positive")]
 
     def __str__(self) -> str:

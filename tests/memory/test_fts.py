@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import threading
+import time
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 
 from memory import fts
 from memory.models import AIMemory
@@ -99,3 +104,197 @@ def test_teacher_note_is_indexed(school):
         title="Needs extra time on reading tasks", content="Dyslexia support plan in place.",
     )
     assert _search(school["alice"], "dyslexia") == [memory.pk]
+
+
+# --- The index's consistency (PostgreSQL postings and statistics, SQLite FTS5) -------------------
+
+
+def _expected_stats(student) -> tuple[int, int, dict[str, int]]:
+    """(documents, total length, {term: df}) recomputed from the student's active memories."""
+    n_docs, total, dfs = 0, 0, dict[str, int]()
+    for memory in AIMemory.objects.active().filter(student=student):
+        terms = fts.analyse(fts.memory_text(memory.title, memory.content), student.language)
+        n_docs += 1
+        total += len(terms)
+        for term in set(terms):
+            dfs[term] = dfs.get(term, 0) + 1
+    return n_docs, total, dfs
+
+
+def _assert_index_consistent(*students) -> None:
+    """The index holds exactly the active memories; on PostgreSQL the stored statistics and the
+    postings agree with a recomputation from the memories' text."""
+    for student in students:
+        active = set(AIMemory.objects.active().filter(student=student).values_list("pk", flat=True))
+        assert fts.indexed_ids(student.pk) == active
+        if connection.vendor != "postgresql":
+            continue
+        assert fts.student_stats(student.pk) == _expected_stats(student)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT term, count(*), sum(tf) FROM memory_posting WHERE student_id = %s GROUP BY term",
+                [student.pk],
+            )
+            postings = {term: (n, tf) for term, n, tf in cursor.fetchall()}
+        expected_tf: dict[str, int] = {}
+        for memory in AIMemory.objects.active().filter(student=student):
+            for term in fts.analyse(fts.memory_text(memory.title, memory.content), student.language):
+                expected_tf[term] = expected_tf.get(term, 0) + 1
+        assert postings == {t: (df, expected_tf[t]) for t, df in _expected_stats(student)[2].items()}
+
+
+def test_index_and_statistics_follow_write_edit_and_archive(school):
+    """Write, edit and archive keep the postings and the per-student statistics exact."""
+    alice = school["alice"]
+    first = note(alice, "Struggles with adding fractions today", "Mixed up unlike denominators twice, fractions.")
+    second = note(alice, "Enjoys geometry and drawing shapes", "Drew triangles and fractions of circles.")
+    _assert_index_consistent(alice)
+    if connection.vendor == "postgresql":
+        n_docs, _, dfs = fts.student_stats(alice.pk)
+        assert n_docs == 2 and dfs["fraction"] == 2 and dfs["denomin"] == 1
+
+    memory_update(user=school["teacher_a"], memory_id=first.pk, content="Now confident with percentages.")
+    _assert_index_consistent(alice)
+    assert _search(alice, "denominators") == []
+
+    memory_archive(user=school["teacher_a"], memory_id=second.pk, reason="Outdated")
+    _assert_index_consistent(alice)
+    assert _search(alice, "triangles") == []
+
+    # Stats after the last memory leaves: nothing left for the student.
+    memory_archive(user=school["teacher_a"], memory_id=first.pk, reason="Outdated")
+    _assert_index_consistent(alice)
+    if connection.vendor == "postgresql":
+        assert fts.student_stats(alice.pk) == (0, 0, {})
+    assert _search(alice, "fractions percentages") == []
+
+
+def test_two_students_statistics_are_isolated(school):
+    """One student's memories never change another's statistics or results."""
+    alice, bob = school["alice"], school["bob"]
+    mine = note(alice, "Practised long division this week", "Long division with remainders.")
+    theirs = [
+        note(bob, f"Division practice number {i} today", "Long division with remainders again.") for i in range(3)
+    ]
+    _assert_index_consistent(alice, bob)
+    if connection.vendor == "postgresql":
+        assert fts.student_stats(alice.pk)[2]["divis"] == 1
+        assert fts.student_stats(bob.pk)[2]["divis"] == 3
+    before = fts.search(student_id=alice.pk, query="division", language="en", limit=10)
+    memory_archive(user=school["teacher_a"], memory_id=theirs[0].pk, reason="Outdated")
+    _assert_index_consistent(alice, bob)
+    after = fts.search(student_id=alice.pk, query="division", language="en", limit=10)
+    assert [pk for pk, _ in after] == [pk for pk, _ in before] == [mine.pk]
+    if connection.vendor == "postgresql":
+        # Per-student statistics: the score itself does not move. (SQLite's FTS5 table has
+        # table-wide statistics, so there the score shifts slightly with other students' data.)
+        assert after == before
+
+
+def test_prune_orphans_removes_entries_and_fixes_statistics(school):
+    """A memory archived or deleted behind the services' back leaves the index at the next prune."""
+    alice = school["alice"]
+    kept = note(alice, "Reading comprehension is improving", "Reads chapter books alone.")
+    gone = note(alice, "Reading aloud needs practice", "Stumbles on long words when reading.")
+    AIMemory.objects.filter(pk=gone.pk).update(status=AIMemory.Status.ARCHIVED)
+    assert fts.prune_orphans() == 1
+    _assert_index_consistent(alice)
+    assert _search(alice, "reading") == [kept.pk]
+    assert fts.prune_orphans() == 0
+
+
+def _reference_bm25(student, query: str) -> list[tuple[int, float]]:
+    """Okapi BM25 (k1 1.2, b 0.75) over the student's active memories, in Python."""
+    docs = {
+        m.pk: fts.analyse(fts.memory_text(m.title, m.content), student.language)
+        for m in AIMemory.objects.active().filter(student=student)
+    }
+    n = len(docs)
+    avgdl = max(sum(len(t) for t in docs.values()) / n, 1.0)
+    terms = list(dict.fromkeys(fts.analyse(query, student.language)))
+    df = {t: sum(1 for d in docs.values() if t in d) for t in terms}
+    scores = {}
+    for pk, doc in docs.items():
+        score = 0.0
+        for t in terms:
+            tf = doc.count(t)
+            if tf:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / avgdl))
+        if score > 0:
+            scores[pk] = score
+    return sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
+
+
+@pytest.mark.parametrize("prune", ["default", "aggressive"])
+def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune):
+    """The pruned PostgreSQL query returns exactly the BM25 top (ids and scores) whether the
+    query's words are rare, common or both, whether the pruning proves its top or falls back;
+    SQLite's FTS5 agrees on the best memory."""
+    if prune == "aggressive":
+        # Scan only the rarest terms: exercises both the proven top and the fallback.
+        monkeypatch.setattr(fts, "PRUNE_COVER", 0)
+        monkeypatch.setattr(fts, "PRUNE_THRESHOLD", 1e9)
+    fts.search_paths.clear()
+    alice = school["alice"]
+    topics = ["fractions", "geometry", "reading", "spelling", "division", "algebra"]
+    for i in range(36):
+        topic = topics[i % len(topics)]
+        extra = " practice" * (i % 4)
+        note(alice, f"Lesson {i} on {topic}", f"The student worked on {topic} homework{extra}. Session {i}.")
+    note(alice, "Dyslexia support plan in place", "Needs extra time; reading homework with a ruler.")
+    for query in ["dyslexia homework", "homework practice", "reading ruler homework student",
+                  "algebra practice session", "student homework", "zebra"]:
+        expected = _reference_bm25(alice, query)[:5]
+        found = fts.search(student_id=alice.pk, query=query, language="en", limit=5)
+        if connection.vendor == "postgresql":
+            assert [pk for pk, _ in found] == [pk for pk, _ in expected], query
+            assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in expected], query
+        elif query.startswith(("dyslexia", "reading ruler")):
+            # FTS5 floors the idf of words in most rows, so only a rare word's top is comparable.
+            assert found and found[0][0] == expected[0][0], query
+        elif not expected:
+            assert found == []
+    if connection.vendor == "postgresql" and prune == "aggressive":
+        assert fts.search_paths["pruned"] >= 2 and fts.search_paths["fallback"] >= 1, fts.search_paths
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_memories_written_at_once_keep_statistics_consistent(school):
+    """Two writers for one student at the same time: both indexed, statistics add up."""
+    alice = school["alice"]
+    first_written = threading.Event()
+    errors: list[BaseException] = []
+
+    def slow_writer() -> None:
+        try:
+            with transaction.atomic():
+                note(alice, "Fractions with unlike denominators", "Practised fractions with a number line.")
+                first_written.set()
+                time.sleep(0.5)  # still uncommitted while the other writer runs
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+            first_written.set()
+        finally:
+            connection.close()
+
+    def writer() -> None:
+        try:
+            first_written.wait(10)
+            note(alice, "Fractions and decimals compared today", "Converted fractions to decimals correctly.")
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=slow_writer), threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    assert AIMemory.objects.filter(student=alice).count() == 2
+    _assert_index_consistent(alice)
+    if connection.vendor == "postgresql":
+        assert fts.student_stats(alice.pk)[2]["fraction"] == 2
+    assert len(_search(alice, "fractions")) == 2
