@@ -12,8 +12,10 @@ $(VENV)/.runtime: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+# The test suite exercises the local embedder for real, so `make test` installs it too
+# (CPU torch; `make run` does not need it).
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-embeddings.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt -r requirements-embeddings.txt
 	touch $@
 
 install: $(VENV)/.runtime

@@ -513,13 +513,14 @@ def naive_retokenising() -> Iterator[None]:
         services._context_build = original
 
 
-def one_turn(*, student: Any, conversation_id: int, rng: random.Random, series: Series | None) -> None:
+def one_turn(*, student: Any, conversation_id: int, rng: random.Random, series: Series | None,
+             content: str | None = None) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from conversations.services import message_send
 
-    content = student_text(rng)
+    content = content or student_text(rng)
     client_id = f"bench-{uuid.uuid4().hex}"
     _model_seconds.clear()
     # CaptureQueriesContext reads connection.queries_log, a deque of at most 9,000 entries: once it
@@ -584,6 +585,10 @@ def measure(cells: list[Cell], *, server: Any, turns: int, rng: random.Random,
     gc.freeze()
     try:
         for i in range(turns):
+            # One student message per round, sent in every case: the cases differ only by their
+            # memories and history, not by what recall is asked (a message of stop words only
+            # skips the full-text queries, one with rare words reaches more of them).
+            text = student_text(rng)
             shift = i % len(cells)
             for cell in cells[shift:] + cells[:shift]:
                 kinds = ("product", "baseline") if i % 2 == 0 else ("baseline", "product")
@@ -591,13 +596,13 @@ def measure(cells: list[Cell], *, server: Any, turns: int, rng: random.Random,
                     if kind == "baseline":
                         with naive_retokenising():
                             one_turn(student=cell.student, conversation_id=cell.baseline_conversation_id, rng=rng,
-                                     series=cell.baseline)
+                                     series=cell.baseline, content=text)
                         continue
                     profiler = profilers.get(id(cell)) if profilers is not None else None
                     if profiler is not None:
                         profiler.enable()
                     one_turn(student=cell.student, conversation_id=cell.product_conversation_id, rng=rng,
-                             series=cell.product)
+                             series=cell.product, content=text)
                     if profiler is not None:
                         profiler.disable()
             server.reset()  # it keeps every request body; do not let that grow

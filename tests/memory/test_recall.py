@@ -1,20 +1,121 @@
-"""Recall: fusion, relation bonus, decay before fusion, the prompt's memory budget, recall_eval."""
+"""Recall: fusion, dates in the query, relation bonus, decay before fusion, the prompt's memory
+budget, recall_eval."""
 
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import zlib
+from datetime import UTC, date, datetime, timedelta
 
+import numpy as np
+import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
 from conversations.models import Conversation
 from conversations.prompts import memory_block
 from llm.tokens import count_tokens
+from memory import embeddings, fts
 from memory.models import AIMemory
-from memory.recall import RecallConfig, memory_item, recall
+from memory.query_dates import Span, date_spans
+from memory.recall import RecallConfig, SemanticScores, _fuse, _fuse_scores, memory_item, recall
 from memory.selectors import memories_for_turn
+from memory.services import memory_embeddings_write
 from tests.memory.recall_helpers import note
+
+# Four memories: 1 is far ahead lexically and third semantically, just behind 2 and 3.
+LEXICAL = [(1, 10.0), (2, 1.2), (3, 1.1), (4, 1.0)]
+SEMANTIC = [(2, 0.52), (3, 0.51), (1, 0.50), (4, 0.10)]
+
+
+def _scores(pairs):
+    ids = np.array(sorted(pk for pk, _ in pairs), dtype=np.int64)
+    lookup = dict(pairs)
+    return SemanticScores(ids, np.array([lookup[pk] for pk in ids], dtype=np.float32))
+
+
+def test_score_fusion_keeps_a_clear_winner_that_rank_fusion_flattens():
+    """Rank fusion sees only ranks, so a memory far ahead in one signal and third in the other
+    loses to one that is second and first; standardised scores keep the gap."""
+    equal = RecallConfig(lexical_weight=1.0, semantic_weight=1.0, rrf_k=5)
+    rrf = _fuse(LEXICAL, SEMANTIC, equal.with_(score_fusion=False))
+    assert rrf[0].memory_id == 2
+    fused = _fuse_scores(LEXICAL, SEMANTIC, _scores(SEMANTIC), equal, student_id=0, spans=[])
+    assert [h.memory_id for h in fused][:2] == [1, 2]
+    assert fused[0].lexical_rank == 1 and fused[0].semantic_rank == 3
+    assert min(h.score for h in fused) == 1.0  # shifted: the weakest candidate scores 1
+
+
+def test_score_fusion_uses_every_candidate_s_semantic_score():
+    """A memory found lexically but outside the semantic list still gets its own similarity
+    (from the vector matrix), and one without a vector counts as the least similar."""
+    scores = _scores([(1, 0.9), (2, 0.1), (3, 0.2)])
+    config = RecallConfig(lexical_weight=1.0, semantic_weight=1.0)
+    # 1, 2 and 5 tie lexically; only 2 and 3 made the semantic list; 1 is closest all the same.
+    hits = _fuse_scores([(1, 2.0), (2, 2.0), (5, 2.0)], [(3, 0.2), (2, 0.1)], scores, config, student_id=0, spans=[])
+    by_id = {h.memory_id: h for h in hits}
+    assert hits[0].memory_id == 1 and hits[0].semantic_rank is None
+    # 5 has no vector: it counts as the least similar candidate, here as similar as 2.
+    assert by_id[5].score == by_id[2].score
+
+
+def test_date_spans_in_english_and_french():
+    now = datetime(2024, 3, 10, tzinfo=UTC)
+    day = date(2023, 6, 16)
+    for text in ("What did we do on 16 June, 2023?", "on June 16th, 2023", "the 16th of June 2023", "2023-06-16"):
+        assert date_spans(text, "en", now) == [Span(day, day)], text
+    assert date_spans("Which topics in May 2023 and in October?", "en", now) == [
+        Span(date(2023, 5, 1), date(2023, 5, 31)),
+        Span(date(2023, 10, 1), date(2023, 10, 31)),  # a month alone: the latest one before now
+    ]
+    assert date_spans("Qu'avons-nous vu le 12 mars 2024 et en décembre ?", "fr", now) == [
+        Span(date(2024, 3, 12), date(2024, 3, 12)),
+        Span(date(2023, 12, 1), date(2023, 12, 31)),
+    ]
+    assert date_spans("You may 2 times check fractions", "en", now) == []
+    assert date_spans("Can you help me with fractions?", "en", now) == []
+
+
+class WordsEmbedder:
+    """A deterministic stand-in for an embedder: hashed bag of words, L2-normalised."""
+
+    name = "test:words"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        matrix = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in fts.analyse(text, "en"):
+                matrix[row, zlib.crc32(word.encode()) % 64] += 1.0
+        return embeddings.normalise(matrix + 1e-3)
+
+
+@pytest.mark.parametrize("strategy", ["lexical", "hybrid"])
+def test_a_date_in_the_query_favours_the_memories_of_that_day(school, strategy):
+    """Of two equally matching memories, the one of the named day comes first; a memory of that
+    day that matches no word of the query is recalled too (it joins the candidates). With
+    vectors, the candidates' dates come from the vector cache."""
+    alice = school["alice"]
+    at = datetime(2025, 3, 3, 15, 0, tzinfo=UTC)
+    title, content = "Practised adding fractions with unlike denominators", "Common denominators first."
+    other = note(alice, title, content, created_at=at - timedelta(days=40))
+    same_day = note(alice, title, content, created_at=at)
+    silent = note(alice, "Read a novel chapter aloud fluently", "Good expression.", created_at=at + timedelta(hours=2))
+    note(alice, "Measured the angles of a triangle", "Sum is 180 degrees.", created_at=at - timedelta(days=90))
+    embedder = WordsEmbedder() if strategy == "hybrid" else None
+    if embedder is not None:
+        memory_embeddings_write(memory_ids=[other.pk, same_day.pk, silent.pk], embedder=embedder)
+    now = at + timedelta(days=30)
+    query = "What fractions did we practise on 3 March 2025?"
+    config = RecallConfig(relation_weight=0, semantic_depth=2)
+    kwargs = {"student_id": alice.pk, "query": query, "strategy": strategy, "now": now, "embedder": embedder}
+    dated = recall(**kwargs, config=config)
+    assert dated.mode == strategy
+    assert dated.ids[0] == same_day.pk
+    assert silent.pk in dated.ids
+    if strategy == "lexical":  # with the same words only the date sets the two apart
+        assert dated.ids.index(silent.pk) < dated.ids.index(other.pk)
+    plain = recall(**kwargs, config=config.with_(date_weight=0))
+    assert silent.pk not in plain.ids
 
 
 def test_relation_bonus_brings_memories_of_the_same_conversation(school):

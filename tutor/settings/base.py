@@ -223,9 +223,18 @@ MEMORY_TOKEN_BUDGET = env_int("MEMORY_TOKEN_BUDGET", 2000)
 # Defaults measured with `manage.py recall_eval` on the LoCoMo session set (docs/recall.md).
 RECALL_LEXICAL_DEPTH = env_int("RECALL_LEXICAL_DEPTH", 50)
 RECALL_SEMANTIC_DEPTH = env_int("RECALL_SEMANTIC_DEPTH", 50)
+# Fusion: weighted sum of z-scored signals (True), or weighted reciprocal rank fusion with
+# RECALL_RRF_K (False; RRF was best at k=5 with a lexical weight of 1.2).
+RECALL_SCORE_FUSION = env_bool("RECALL_SCORE_FUSION", True)
 RECALL_RRF_K = env_float("RECALL_RRF_K", 5.0)
-RECALL_LEXICAL_WEIGHT = env_float("RECALL_LEXICAL_WEIGHT", 1.2)
+RECALL_LEXICAL_WEIGHT = env_float("RECALL_LEXICAL_WEIGHT", 0.8)
 RECALL_SEMANTIC_WEIGHT = env_float("RECALL_SEMANTIC_WEIGHT", 1.0)
+# A query naming a date (memory.query_dates) adds DATE_WEIGHT * exp(-days outside / SCALE) to each
+# candidate (score fusion only; 0 turns it off); up to DATE_CANDIDATES memories of those dates
+# join the candidates.
+RECALL_DATE_WEIGHT = env_float("RECALL_DATE_WEIGHT", 3.0)
+RECALL_DATE_SCALE_DAYS = env_float("RECALL_DATE_SCALE_DAYS", 7.0)
+RECALL_DATE_CANDIDATES = env_int("RECALL_DATE_CANDIDATES", 20)
 RECALL_RELATION_WEIGHT = env_float("RECALL_RELATION_WEIGHT", 0.1)
 RECALL_RELATION_SEEDS = env_int("RECALL_RELATION_SEEDS", 3)
 # Time decay of each signal before fusion: 0 turns it off; a memory's score is multiplied by

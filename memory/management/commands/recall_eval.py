@@ -84,7 +84,12 @@ class Command(BaseCommand):
         variants = list(options["variant"])
         if options["ablations"]:
             variants += [
-                "rrf-plain:lexical_weight=1,semantic_weight=1,relation_weight=0,decay_half_life_days=0,rrf_k=60",
+                "rrf-plain:score_fusion=0,lexical_weight=1,semantic_weight=1,relation_weight=0,"
+                "decay_half_life_days=0,rrf_k=60",
+                "rrf-k5-lex1.2:score_fusion=0,rrf_k=5,lexical_weight=1.2",
+                "zscore-no-dates:date_weight=0",
+                "zscore-equal-weights:lexical_weight=1",
+                "zscore-whole-vectors:sentence_mix=0",
                 "default-no-relations:relation_weight=0",
                 "default+decay-90d:decay_half_life_days=90",
                 "default+decay-30d:decay_half_life_days=30",
