@@ -39,6 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 import snowballstemmer
+from django.conf import settings
 from django.db import connection, transaction
 
 LANGUAGES = {"en": "english", "fr": "french"}
@@ -398,6 +399,10 @@ def _pg_search(cursor: Any, student_id: int, terms: list[str], limit: int) -> li
     dfs = sorted(((int(df), term) for _, _, term, df in rows if term is not None and df > 0))
     if not dfs:
         return []
+    # A chat message is a long query: keep its most selective terms. The common ones carry
+    # little weight and cost the most postings (a 20,000-character message would otherwise
+    # scan nearly every posting of the student).
+    dfs = dfs[: max(1, settings.RECALL_MAX_QUERY_TERMS)]
     idf = {term: math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df, term in dfs}
     params: dict[str, Any] = {
         "student": student_id,

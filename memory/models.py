@@ -73,6 +73,8 @@ class AIMemory(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["student", "status", "-created_at", "-id"], name="memory_student_recent"),
+            # The vector cache's version check reads the student's latest write (memory.recall).
+            models.Index(fields=["student", "updated_at"], name="memory_student_updated"),
         ]
         constraints = [
             # Exactly one summary per conversation: a redelivered summary task stores nothing new.

@@ -132,6 +132,22 @@ def test_vector_cache_is_invalidated_when_embeddings_change(school, openai_embed
     assert vector_cache.loads == loads + 1 and result.ids[0] == maths.pk
 
 
+def test_vector_cache_is_invalidated_when_a_memory_is_archived(school, openai_embedder):
+    """Archiving drops a vector without writing one: the cache still reloads and forgets it."""
+    from memory.services import memory_archive
+
+    alice = school["alice"]
+    sport, maths = _two_memories(alice)
+    memory_embed.run(sport.pk)
+    memory_embed.run(maths.pk)
+    assert maths.pk in recall(student_id=alice.pk, query="denominators", strategy="semantic").ids
+    loads = vector_cache.loads
+    memory_archive(user=school["teacher_a"], memory_id=maths.pk, reason="duplicate of another note")
+    result = recall(student_id=alice.pk, query="denominators", strategy="semantic")
+    assert vector_cache.loads == loads + 1
+    assert maths.pk not in result.ids
+
+
 @pytest.mark.worker
 def test_a_real_worker_embeds_a_new_teacher_note(school, openai_embedder, worker):
     """The embedding is enqueued after commit and computed by a Celery worker, not the request."""

@@ -223,6 +223,8 @@ MEMORY_TOKEN_BUDGET = env_int("MEMORY_TOKEN_BUDGET", 2000)
 # Defaults measured with `manage.py recall_eval` on the LoCoMo session set (docs/recall.md).
 RECALL_LEXICAL_DEPTH = env_int("RECALL_LEXICAL_DEPTH", 50)
 RECALL_SEMANTIC_DEPTH = env_int("RECALL_SEMANTIC_DEPTH", 50)
+# PostgreSQL lexical search keeps a query's most selective terms (by document frequency).
+RECALL_MAX_QUERY_TERMS = env_int("RECALL_MAX_QUERY_TERMS", 12)
 # Fusion: weighted sum of z-scored signals (True), or weighted reciprocal rank fusion with
 # RECALL_RRF_K (False; RRF was best at k=5 with a lexical weight of 1.2).
 RECALL_SCORE_FUSION = env_bool("RECALL_SCORE_FUSION", True)
