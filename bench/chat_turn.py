@@ -219,6 +219,7 @@ def throwaway_database() -> Iterator[str]:
 
 @contextmanager
 def scripted_model() -> Iterator[Any]:
+    from django.conf import settings
     from django.test.utils import override_settings
 
     from tests.llm_server import ScriptedLLM
@@ -244,6 +245,8 @@ def scripted_model() -> Iterator[Any]:
         # semantic recall (a local MiniLM or an embeddings endpoint) is measured apart, in
         # bench/recall_latency.py, and is the same cost whatever the history or memory count.
         EMBEDDINGS_BACKEND=os.environ.get("BENCH_EMBEDDINGS_BACKEND", "none"),
+        # BENCH_RELEVANT_COUNT=0: the 10 latest memories only, without recall (`--no-recall`).
+        MEMORY_RELEVANT_COUNT=int(os.environ.get("BENCH_RELEVANT_COUNT", settings.MEMORY_RELEVANT_COUNT)),
     )
     overrides.enable()
     try:
@@ -709,11 +712,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_TURNS} measured turns per case")
     parser.add_argument("--turns", type=int, default=None, help=f"measured turns per case (default {DEFAULT_TURNS})")
     parser.add_argument("--seed", type=int, default=20240601, help="random seed for the generated text")
+    parser.add_argument("--no-recall", action="store_true",
+                        help="prompts carry the 10 latest memories only (no recall in the turn)")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile the product turns of each case and print the top functions")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if a target fails")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH, help="where to write the JSON results")
     args = parser.parse_args(argv)
+    if args.no_recall:
+        os.environ["BENCH_RELEVANT_COUNT"] = "0"
     turns = args.turns or (QUICK_TURNS if args.quick else DEFAULT_TURNS)
 
     django_setup()

@@ -34,6 +34,7 @@ from conversations.selectors import conversation_get
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
+from memory.recall import memory_block_tokens, memory_item
 from memory.selectors import memories_for_turn
 from memory.services import memory_note_save
 from tutor.errors import ApplicationError, Conflict, Forbidden, NotFound
@@ -159,24 +160,15 @@ def _turn_run(*, conversation: Conversation, student_message: Message) -> Messag
     profile = gateway.chat_profile()
     if not gateway.is_configured(profile):
         raise ModelNotConfigured(gateway.NOT_CONFIGURED_MESSAGE, details={"student_message_id": student_message.pk})
-    memories = [
-        prompts.MemoryItem(
-            title=m.title,
-            content=m.content,
-            source=m.source,
-            created_at=m.created_at,
-            conversation_id=m.source_conversation_id,
-        )
-        # The latest memories plus those recalled for this message, within MEMORY_TOKEN_BUDGET;
-        # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
-        for m in memories_for_turn(
-            student_id=conversation.student_id,
-            message=student_message.content,
-            language=conversation.student.language,
-        )
-    ]
-    memory_tokens = count_tokens(prompts.memory_block(memories)) if memories else 0
-    fixed_tokens = _system_prompt_tokens() + memory_tokens
+    # The latest memories plus those recalled for this message, within MEMORY_TOKEN_BUDGET;
+    # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
+    chosen = memories_for_turn(
+        student_id=conversation.student_id,
+        message=student_message.content,
+        language=conversation.student.language,
+    )
+    memories = [memory_item(m) for m in chosen]
+    fixed_tokens = _system_prompt_tokens() + memory_block_tokens(chosen)
     context = _context_build(conversation=conversation, upto_seq=student_message.seq, fixed_tokens=fixed_tokens)
     messages = prompts.build_chat_messages(
         memories=memories,
@@ -185,8 +177,17 @@ def _turn_run(*, conversation: Conversation, student_message: Message) -> Messag
         checkpoint_covered=context.checkpoint_covered,
         omitted=context.omitted,
     )
+    usage: list[LLMUsage] = []
     try:
-        content, prompt_tokens, completion_tokens, model = _model_converse(conversation=conversation, messages=messages)
+        try:
+            content, prompt_tokens, completion_tokens, model = _model_converse(
+                conversation=conversation, messages=messages, usage=usage
+            )
+        except gateway.LLMError:
+            # Calls that succeeded before a later one failed (a tool round) are metered now;
+            # on success `usage` is saved with the reply below instead.
+            LLMUsage.objects.bulk_create(usage)
+            raise
     except gateway.LLMNotConfigured as exc:
         raise ModelNotConfigured(str(exc), details={"student_message_id": student_message.pk}) from exc
     except gateway.LLMUnavailable as exc:
@@ -201,8 +202,10 @@ def _turn_run(*, conversation: Conversation, student_message: Message) -> Messag
             "same client_message_id is safe.",
             details={"student_message_id": student_message.pk},
         ) from exc
-    # No row lock needed: the turn lock is held, and only a turn appends messages.
+    # No row lock needed: the turn lock is held, and only a turn appends messages. The usage
+    # rows are committed with the reply they paid for.
     with transaction.atomic():
+        LLMUsage.objects.bulk_create(usage)
         return _message_append(
             conversation=conversation,
             role=Message.Role.TUTOR,
@@ -228,8 +231,13 @@ def _system_prompt_tokens() -> int:
 # --- The tool loop ----------------------------------------------------------------------------
 
 
-def _model_converse(*, conversation: Conversation, messages: list[dict[str, Any]]) -> tuple[str, int, int, str]:
-    """Call the model, running save_memory calls, until it answers with text."""
+def _model_converse(
+    *, conversation: Conversation, messages: list[dict[str, Any]], usage: list[LLMUsage]
+) -> tuple[str, int, int, str]:
+    """Call the model, running save_memory calls, until it answers with text.
+
+    The successful calls' usage rows are appended to `usage`, for the caller to save.
+    """
     profile = gateway.chat_profile()
     prompt_tokens = completion_tokens = 0
     model = profile.model
@@ -241,6 +249,7 @@ def _model_converse(*, conversation: Conversation, messages: list[dict[str, Any]
             student_id=conversation.student_id,
             conversation_id=conversation.pk,
             tools=[prompts.SAVE_MEMORY_TOOL],
+            usage_sink=usage,
         )
         prompt_tokens += result.prompt_tokens
         completion_tokens += result.completion_tokens

@@ -124,8 +124,15 @@ def complete(
     conversation_id: int | None = None,
     tools: list[dict[str, Any]] | None = None,
     json_mode: bool = False,
+    usage_sink: list[LLMUsage] | None = None,
 ) -> LLMResult:
-    """One chat completion. Raises LLMNotConfigured, LLMUnavailable or LLMBadResponse."""
+    """One chat completion. Raises LLMNotConfigured, LLMUnavailable or LLMBadResponse.
+
+    The call's `LLMUsage` row is saved at once, unless it succeeded and `usage_sink` is given:
+    then it is appended there, unsaved, and the caller saves it in the transaction that stores
+    what the call produced (the chat turn saves it with the reply: one commit fewer per turn).
+    A failed call's row is always saved at once.
+    """
     client = _client(profile)
     # The messages and tools are plain JSON already. Passed as `messages=`, the SDK walks every
     # message through its type transform, about 0.1 ms each: 0.1 s for a 1,000-message history
@@ -165,7 +172,10 @@ def complete(
     usage.prompt_tokens = result.prompt_tokens
     usage.completion_tokens = result.completion_tokens
     usage.latency_ms = latency
-    usage.save()
+    if usage_sink is not None:
+        usage_sink.append(usage)
+    else:
+        usage.save()
     return LLMResult(
         content=result.content,
         tool_calls=result.tool_calls,

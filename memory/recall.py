@@ -53,6 +53,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -618,21 +619,48 @@ def memory_item(memory: AIMemory) -> Any:
     )
 
 
+# Tokens that format_memory adds around a memory's stored "title\ncontent" count: the date, the
+# source label, the conversation id, the bullet and the indent. An upper bound, checked in the
+# tests for every source, so the block never overruns its budget.
+MEMORY_FORMAT_OVERHEAD_TOKENS = 24
+
+
+def memory_block_cost(memory: AIMemory) -> int:
+    """Tokens this memory adds to the block, from its stored count (no re-tokenising)."""
+    if memory.token_count:
+        return memory.token_count + MEMORY_FORMAT_OVERHEAD_TOKENS + 1  # +1: the joining newline
+    from conversations.prompts import format_memory
+    from llm.tokens import count_tokens
+
+    return count_tokens(format_memory(memory_item(memory))) + 1
+
+
+@lru_cache(maxsize=1)
+def memory_block_frame_tokens() -> int:
+    from conversations.prompts import MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE
+    from llm.tokens import count_tokens
+
+    return count_tokens("\n".join([MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, MEMORY_BLOCK_CLOSE]))
+
+
+def memory_block_tokens(memories: list[AIMemory]) -> int:
+    """An upper bound of the memory block's tokens, from the memories' stored counts."""
+    if not memories:
+        return 0
+    return memory_block_frame_tokens() + sum(memory_block_cost(m) for m in memories)
+
+
 def fit_memory_budget(memories: list[AIMemory], *, budget: int) -> list[AIMemory]:
     """The memories, in priority order, that fit a memory block of at most `budget` tokens.
 
     A memory that does not fit is skipped and smaller ones after it may still go in. Returned
-    newest first, the order the block shows them in. Each memory is counted as it is formatted
-    (with its date and source), plus the block's fixed frame.
+    newest first, the order the block shows them in. Each memory is counted as it will be
+    formatted (with its date and source) from its stored token count, plus the block's frame.
     """
-    from conversations.prompts import MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, format_memory
-    from llm.tokens import count_tokens
-
-    used = count_tokens("\n".join([MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, MEMORY_BLOCK_CLOSE]))
+    used = memory_block_frame_tokens()
     chosen = []
     for memory in memories:
-        # +1 for the newline that joins it to the block.
-        cost = count_tokens(format_memory(memory_item(memory))) + 1
+        cost = memory_block_cost(memory)
         if used + cost <= budget:
             chosen.append(memory)
             used += cost

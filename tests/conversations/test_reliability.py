@@ -117,3 +117,24 @@ def test_concurrent_sends_are_serialised_in_order(school, llm):
     # The second call saw the first exchange in its history.
     second_prompt = llm.calls("chat")[1]["messages"]
     assert {"role": "assistant", "content": "first reply"} in second_prompt
+
+
+def test_every_model_call_of_a_turn_is_metered(clients, llm):
+    """A tool round that succeeded before the final call failed is still metered, and a
+    successful turn's calls are stored with the reply."""
+    import json as _json
+
+    args = _json.dumps({"title": "Prefers visual explanations of fractions", "content": "Draw pies."})
+    llm.script(
+        "chat",
+        {"content": "", "tool_calls": [{"name": "save_memory", "arguments": args}]},
+        {"status": 503},
+        {"content": "", "tool_calls": [{"name": "save_memory", "arguments": args}]},
+        {"content": "Done."},
+    )
+    cid = start(clients["alice"])
+    assert send(clients["alice"], cid, "help", "m1").status_code == 503
+    assert sorted(LLMUsage.objects.values_list("ok", flat=True)) == [False, True]
+    assert send(clients["alice"], cid, "help", "m1").status_code == 201
+    assert sorted(LLMUsage.objects.values_list("ok", flat=True)) == [False, True, True, True]
+    assert set(LLMUsage.objects.values_list("conversation_id", flat=True)) == {cid}

@@ -123,8 +123,7 @@ def test_relation_bonus_brings_memories_of_the_same_conversation(school):
     alice = school["alice"]
     conversation = Conversation.objects.create(student=alice, last_activity_at=timezone.now())
     best = note(alice, "Worked on volcano project for science", "Built a model volcano.", conversation=conversation)
-    sibling = note(alice, "Asked many questions during the session", "Curious and engaged.",
-                   conversation=conversation)
+    sibling = note(alice, "Asked many questions during the session", "Curious and engaged.", conversation=conversation)
     linked = note(alice, "Prefers visual explanations with drawings", "Diagrams help.")
     AIMemory.links.through.objects.create(from_aimemory_id=best.pk, to_aimemory_id=linked.pk)
     AIMemory.links.through.objects.create(from_aimemory_id=linked.pk, to_aimemory_id=best.pk)
@@ -154,11 +153,19 @@ def test_prompt_memories_include_relevant_old_ones_within_the_budget(school, set
     MEMORY_TOKEN_BUDGET, newest first, each with its date and source."""
     alice = school["alice"]
     now = timezone.now()
-    relevant = note(alice, "Afraid of speaking during oral presentations", "Gets anxious presenting.",
-                    created_at=now - timedelta(days=400))
+    relevant = note(
+        alice,
+        "Afraid of speaking during oral presentations",
+        "Gets anxious presenting.",
+        created_at=now - timedelta(days=400),
+    )
     recent = [
-        note(alice, f"Completed homework set number {i}", f"Homework {i} done on time, neat work.",
-             created_at=now - timedelta(days=i))
+        note(
+            alice,
+            f"Completed homework set number {i}",
+            f"Homework {i} done on time, neat work.",
+            created_at=now - timedelta(days=i),
+        )
         for i in range(12)
     ]
     settings.MEMORY_TOKEN_BUDGET = 2000
@@ -202,20 +209,39 @@ def test_recall_eval_reports_every_strategy(db, tmp_path, capsys):
             {
                 "id": "c1",
                 "memories": [
-                    {"id": "s1", "created_at": "2024-01-01T10:00:00", "title": "Session one",
-                     "content": "Sam adopted a dog named Rex from the shelter."},
-                    {"id": "s2", "created_at": "2024-02-01T10:00:00", "title": "Session two",
-                     "content": "Sam started violin lessons with a new teacher."},
-                    {"id": "s3", "created_at": "2024-03-01T10:00:00", "title": "Session three",
-                     "content": "Sam and Rex went hiking in the mountains."},
+                    {
+                        "id": "s1",
+                        "created_at": "2024-01-01T10:00:00",
+                        "title": "Session one",
+                        "content": "Sam adopted a dog named Rex from the shelter.",
+                    },
+                    {
+                        "id": "s2",
+                        "created_at": "2024-02-01T10:00:00",
+                        "title": "Session two",
+                        "content": "Sam started violin lessons with a new teacher.",
+                    },
+                    {
+                        "id": "s3",
+                        "created_at": "2024-03-01T10:00:00",
+                        "title": "Session three",
+                        "content": "Sam and Rex went hiking in the mountains.",
+                    },
                 ],
                 "questions": [
-                    {"id": "q1", "question": "When did Sam start the violin?", "category": "single-hop",
-                     "evidence": ["s2"]},
-                    {"id": "q2", "question": "Where did Sam go with the dog Rex?", "category": "multi-hop",
-                     "evidence": ["s1", "s3"]},
-                    {"id": "q3", "question": "What car does Sam drive?", "category": "adversarial",
-                     "evidence": ["s1"]},
+                    {
+                        "id": "q1",
+                        "question": "When did Sam start the violin?",
+                        "category": "single-hop",
+                        "evidence": ["s2"],
+                    },
+                    {
+                        "id": "q2",
+                        "question": "Where did Sam go with the dog Rex?",
+                        "category": "multi-hop",
+                        "evidence": ["s1", "s3"],
+                    },
+                    {"id": "q3", "question": "What car does Sam drive?", "category": "adversarial", "evidence": ["s1"]},
                 ],
             }
         ],
@@ -241,8 +267,12 @@ def test_chat_turn_shows_the_relevant_old_memory_to_the_model(clients, llm, scho
     and source, beside the latest ones."""
     alice = school["alice"]
     now = timezone.now()
-    old = note(alice, "Afraid of speaking during oral presentations", "Gets anxious presenting.",
-               created_at=now - timedelta(days=400))
+    old = note(
+        alice,
+        "Afraid of speaking during oral presentations",
+        "Gets anxious presenting.",
+        created_at=now - timedelta(days=400),
+    )
     for i in range(12):
         note(alice, f"Completed homework set number {i}", "Homework done on time.", created_at=now - timedelta(days=i))
     conversation = clients["alice"].post("/api/v1/conversations/", {"subject": "English"}, format="json").json()
@@ -270,3 +300,39 @@ def test_chat_turn_works_when_the_embedder_is_down(clients, llm, school, openai_
     assert resp.status_code == 201, resp.content
     block = next(m["content"] for m in llm.calls("chat")[0]["messages"] if "<student_memories>" in m["content"])
     assert "Afraid of speaking" in block
+
+
+@pytest.mark.parametrize("source", ["summary_task", "save_memory_tool", "teacher"])
+def test_block_cost_from_stored_counts_is_an_upper_bound(source):
+    """The memory block is budgeted from stored token counts; the estimate never undercounts."""
+    from datetime import UTC, datetime
+
+    from conversations.prompts import MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, format_memory
+    from llm.tokens import count_tokens
+    from memory.models import AIMemory
+    from memory.recall import memory_block_tokens, memory_item
+
+    memories = []
+    for i, (title, content) in enumerate(
+        [
+            ("Fractions with unlike denominators practice", "Scored 3/5. Review common denominators."),
+            ("Élève en difficulté avec les équations", "Travailler les équations du premier degré, à l'oral."),
+            ("Reading comprehension goals for next term", "word " * 180),
+        ]
+    ):
+        memory = AIMemory(
+            title=title,
+            content=content,
+            source=source,
+            source_conversation_id=None if source == "teacher" else 9_876_543_210 + i,
+            created_at=datetime(2026, 12, 31, tzinfo=UTC),
+        )
+        memory.token_count = count_tokens(f"{title}\n{content}")
+        memories.append(memory)
+    actual = count_tokens(
+        "\n".join(
+            [MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, *(format_memory(memory_item(m)) for m in memories), MEMORY_BLOCK_CLOSE]
+        )
+    )
+    estimate = memory_block_tokens(memories)
+    assert actual <= estimate <= actual + 30 * len(memories)
