@@ -31,6 +31,23 @@ def _memory_tokens(title: str, content: str) -> int:
     return count_tokens(f"{title}\n{content}")
 
 
+def _memory_create(*, title: str, content: str, **fields: Any) -> AIMemory:
+    """Create a validated memory, its token count and its index entry, in one transaction.
+
+    The embedding task is enqueued by `_memory_written` once that transaction commits.
+    """
+    with transaction.atomic():
+        memory = AIMemory.objects.create(
+            title=title,
+            content=content,
+            token_count=_memory_tokens(title, content),
+            created_at=timezone.now(),
+            **fields,
+        )
+        _memory_written(memory)
+    return memory
+
+
 def memory_note_save(*, student_id: int, conversation_id: int, title: object, content: object) -> tuple[AIMemory, bool]:
     """Store a note from the save_memory tool. Returns (memory, created).
 
@@ -56,18 +73,14 @@ def memory_note_save(*, student_id: int, conversation_id: int, title: object, co
         raise ValidationError(
             f"Memory limit reached: at most {settings.SAVE_MEMORY_MAX_PER_CONVERSATION} notes per conversation."
         )
-    with transaction.atomic():
-        memory = AIMemory.objects.create(
-            student_id=student_id,
-            kind=AIMemory.Kind.NOTE,
-            source=AIMemory.Source.SAVE_MEMORY_TOOL,
-            source_conversation_id=conversation_id,
-            title=clean_title,
-            content=clean_content,
-            token_count=_memory_tokens(clean_title, clean_content),
-            created_at=timezone.now(),
-        )
-        _memory_written(memory)
+    memory = _memory_create(
+        student_id=student_id,
+        kind=AIMemory.Kind.NOTE,
+        source=AIMemory.Source.SAVE_MEMORY_TOOL,
+        source_conversation_id=conversation_id,
+        title=clean_title,
+        content=clean_content,
+    )
     return memory, True
 
 
@@ -81,19 +94,14 @@ def teacher_note_create(*, teacher: Any, student_id: Any, title: object, content
     student = student_get_visible(user=teacher, student_id=student_id)
     clean_title = validate_title(title)
     clean_content = validate_content(content)
-    with transaction.atomic():
-        memory = AIMemory.objects.create(
-            student=student,
-            kind=AIMemory.Kind.TEACHER_NOTE,
-            source=AIMemory.Source.TEACHER,
-            author=teacher,
-            title=clean_title,
-            content=clean_content,
-            token_count=_memory_tokens(clean_title, clean_content),
-            created_at=timezone.now(),
-        )
-        _memory_written(memory)
-    return memory
+    return _memory_create(
+        student=student,
+        kind=AIMemory.Kind.TEACHER_NOTE,
+        source=AIMemory.Source.TEACHER,
+        author=teacher,
+        title=clean_title,
+        content=clean_content,
+    )
 
 
 def memory_summary_store(*, student_id: int, conversation_id: int, title: str, content: str) -> tuple[AIMemory, bool]:
@@ -108,18 +116,14 @@ def memory_summary_store(*, student_id: int, conversation_id: int, title: str, c
     if existing is not None:
         return existing, False
     try:
-        with transaction.atomic():
-            memory = AIMemory.objects.create(
-                student_id=student_id,
-                kind=AIMemory.Kind.SUMMARY,
-                source=AIMemory.Source.SUMMARY_TASK,
-                source_conversation_id=conversation_id,
-                title=clean_title,
-                content=clean_content,
-                token_count=_memory_tokens(clean_title, clean_content),
-                created_at=timezone.now(),
-            )
-            _memory_written(memory)
+        memory = _memory_create(
+            student_id=student_id,
+            kind=AIMemory.Kind.SUMMARY,
+            source=AIMemory.Source.SUMMARY_TASK,
+            source_conversation_id=conversation_id,
+            title=clean_title,
+            content=clean_content,
+        )
     except IntegrityError:
         return AIMemory.objects.get(source_conversation_id=conversation_id, kind=AIMemory.Kind.SUMMARY), False
     return memory, True
