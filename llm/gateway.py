@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import openai
@@ -176,14 +176,7 @@ def complete(
         usage_sink.append(usage)
     else:
         usage.save()
-    return LLMResult(
-        content=result.content,
-        tool_calls=result.tool_calls,
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        model=result.model,
-        latency_ms=latency,
-    )
+    return replace(result, latency_ms=latency)
 
 
 def _parse(response: Any, model: str) -> LLMResult:
