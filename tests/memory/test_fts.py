@@ -298,3 +298,23 @@ def test_two_memories_written_at_once_keep_statistics_consistent(school):
     if connection.vendor == "postgresql":
         assert fts.student_stats(alice.pk)[2]["fraction"] == 2
     assert len(_search(alice, "fractions")) == 2
+
+
+def test_long_query_keeps_its_most_selective_terms_on_postgresql(school, settings):
+    """A long message searches with its RECALL_MAX_QUERY_TERMS rarest terms on PostgreSQL (the
+    common ones cost the most postings and weigh the least); FTS5 searches with all of them."""
+    alice = school["alice"]
+    for i in range(12):
+        note(alice, f"Homework session number {i} today", f"The student did homework practice {i}.")
+    note(alice, "Dyslexia support plan in place", "Reading homework with a ruler and extra time.")
+    query = "homework practice student dyslexia ruler"
+    full = fts.search(student_id=alice.pk, query=query, language="en", limit=20)
+    settings.RECALL_MAX_QUERY_TERMS = 2
+    capped = fts.search(student_id=alice.pk, query=query, language="en", limit=20)
+    if connection.vendor == "postgresql":
+        # dyslexia and ruler are the two rarest: only the memory holding them matches.
+        reference = _reference_bm25(alice, "dyslexia ruler")
+        assert [pk for pk, _ in capped] == [pk for pk, _ in reference]
+        assert len(capped) == 1 and len(full) == 13
+    else:
+        assert capped == full
