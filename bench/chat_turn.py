@@ -259,22 +259,16 @@ def scripted_model() -> Iterator[Any]:
 def machine_info() -> dict[str, Any]:
     from django.db import connection
 
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from bench.machine import cores, cpu_model
+
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         pg_version = cursor.fetchone()[0]
     import django
 
     return {
-        "nproc": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "cpu_model": cpu,
+        "nproc": cores(),
+        "cpu_model": cpu_model(),
         "python": platform.python_version(),
         "postgresql": pg_version,
         "django": django.get_version(),

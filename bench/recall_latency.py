@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import random
-import subprocess
 import sys
 import time
 from datetime import timedelta
@@ -48,6 +47,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from accounts.models import User  # noqa: E402
+from bench.machine import cores, cpu_model  # noqa: E402
 from memory import embeddings, fts, recall  # noqa: E402
 from memory.models import AIMemory, MemoryEmbedding  # noqa: E402
 
@@ -247,22 +247,10 @@ def query_embedding_latency(queries: list[str]) -> dict[str, float] | None:
 
 
 def machine() -> dict[str, Any]:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        cpu = platform.processor()
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version" if connection.vendor == "postgresql" else "SELECT sqlite_version()")
         version = cursor.fetchone()[0]
-    try:
-        nproc = int(subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout)
-    except (OSError, ValueError, subprocess.CalledProcessError):
-        nproc = os.cpu_count() or 0
-    return {"nproc": nproc, "cpu": cpu, "database": f"{connection.vendor} {version}",
+    return {"nproc": cores(), "cpu": cpu_model(), "database": f"{connection.vendor} {version}",
             "python": platform.python_version()}
 
 
