@@ -287,6 +287,26 @@ def student_stats(student_id: int) -> tuple[int, int, dict[str, int]]:
     return n_docs, total_len, dfs
 
 
+def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dict[str, int]]:
+    """(the student's indexed memories, {term: how many of them contain it, 0 if none}).
+
+    PostgreSQL reads the stored statistics (one indexed query); SQLite counts FTS5 matches (one
+    statement, a count per term)."""
+    terms = list(dict.fromkeys(terms))
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
+            rows = cursor.fetchall()
+            found = {str(term): int(df) for _, _, term, df in rows if term is not None}
+            return (int(rows[0][0]) if rows else 0), {term: found.get(term, 0) for term in terms}
+        scope = f"scope : {_scope(student_id)}"
+        matches = [scope] + [f"{scope} AND body : {_fts5_quote(t)}" for t in terms]
+        count = "(SELECT count(*) FROM memory_fts WHERE memory_fts MATCH %s)"
+        cursor.execute("SELECT " + ", ".join([count] * len(matches)), matches)
+        row = cursor.fetchone()
+    return int(row[0]), {term: int(df) for term, df in zip(terms, row[1:], strict=True)}
+
+
 def _scope(student_id: int) -> str:
     return f"s{int(student_id)}"
 

@@ -5,7 +5,7 @@ Hybrid recall, in order:
 2. semantic candidates: cosine similarity between the query's embedding and the student's
    memory vectors (memory.embeddings), top RECALL_SEMANTIC_DEPTH. The vectors are decoded once
    per process into a numpy matrix per student and kept until the student's embeddings change
-   (a version read with one indexed aggregate per query);
+   (a version read with two top-1 index lookups per query);
 3. optional time decay, applied to each signal's score *before* ranking or standardising it,
    never to the fused score (a fused score is bounded or shifted: multiplying it breaks the
    ranking);
@@ -13,13 +13,17 @@ Hybrid recall, in order:
    sentence (RECALL_SENTENCE_MIX): a question usually matches one sentence of a memory. Only
    the RECALL_SENTENCE_SHORTLIST memories closest as a whole are scored by sentence, so the
    cost stays one matrix-vector product over whole-memory vectors plus a small one;
+   the topic signal: the query without the words in at least RECALL_TOPIC_COMMON_SHARE of the
+   student's memories (`topic_text`; document frequencies from the full-text index) is embedded
+   in the same call as the query, and each candidate's best-sentence similarity to it is a third
+   signal (RECALL_TOPIC_WEIGHT). Without such words the topic vector is the query's own;
 4. score fusion (RECALL_SCORE_FUSION, the default): over the union of the two candidate lists,
    each signal's scores are standardised (z-score: minus their mean, over their standard
    deviation) and the fused score is RECALL_LEXICAL_WEIGHT * z(lexical) + RECALL_SEMANTIC_WEIGHT
-   * z(semantic). A candidate found by one list only still has the other signal: its semantic
-   score comes from the vector matrix (the least similar candidate's if it has no current
-   vector), its lexical score is 0 (it did not
-   match, or matched less than the whole lexical list). Unlike rank fusion, this keeps how far
+   * z(semantic) + RECALL_TOPIC_WEIGHT * z(topic). A candidate found by one list only still has
+   every signal: its semantic and topic scores come from the vector matrix (the least similar
+   candidate's if it has no current vector), its lexical score is 0 (it did not match, or
+   matched less than the whole lexical list). Unlike rank fusion, this keeps how far
    apart the scores are: a clear winner in one signal is not flattened to "rank 1". The fused
    score is shifted so that the weakest candidate scores 1 (scores stay positive for the bonus
    below). With RECALL_SCORE_FUSION off: weighted reciprocal rank fusion, sum of
@@ -47,6 +51,7 @@ memories' query checks it on each row, see `related_ids`).
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -88,6 +93,9 @@ class RecallConfig:
     date_weight: float = 3.0
     date_scale_days: float = 7.0
     date_candidates: int = 20
+    topic_weight: float = 0.6
+    topic_common_share: float = 0.5
+    topic_min_memories: int = 5
 
     @classmethod
     def from_settings(cls) -> RecallConfig:
@@ -107,6 +115,9 @@ class RecallConfig:
             date_weight=settings.RECALL_DATE_WEIGHT,
             date_scale_days=settings.RECALL_DATE_SCALE_DAYS,
             date_candidates=settings.RECALL_DATE_CANDIDATES,
+            topic_weight=settings.RECALL_TOPIC_WEIGHT,
+            topic_common_share=settings.RECALL_TOPIC_COMMON_SHARE,
+            topic_min_memories=settings.RECALL_TOPIC_MIN_MEMORIES,
         )
 
     def with_(self, **changes: Any) -> RecallConfig:
@@ -252,6 +263,7 @@ def recall(
     config: RecallConfig | None = None,
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
+    topic_vector: np.ndarray | None = None,
     embedder: embeddings.Embedder | bool | None = True,
     use_cache: bool = True,
 ) -> RecallResult:
@@ -259,7 +271,8 @@ def recall(
 
     `strategy` is one of STRATEGIES. `embedder=True` means the configured one; pass None to
     force lexical, or an embedder instance. `query_vector` skips embedding the query (the
-    evaluation embeds questions in batches). Never raises because the embedder failed.
+    evaluation embeds questions in batches), `topic_vector` embedding its topic text
+    (`topic_query`). Never raises because the embedder failed.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown recall strategy {strategy!r}")
@@ -294,10 +307,12 @@ def recall(
         semantic, scores, degraded, embed_ms = _semantic(
             student_id=student_id,
             query=query,
+            language=language,
             depth=config.semantic_depth,
             config=config,
             now=now,
             query_vector=query_vector,
+            topic_vector=topic_vector,
             embedder=embedder,
             use_cache=use_cache,
             timings=timings,
@@ -331,14 +346,52 @@ def _decay(ages_days: np.ndarray, config: RecallConfig) -> np.ndarray:
     return factor
 
 
+_QUERY_WORD = re.compile(r"\w+(?:['\u2019]\w+)?", re.UNICODE)  # keeps "Alice's" whole
+
+
+def topic_text(query: str, *, language: str, n_docs: int, dfs: dict[str, int], share: float) -> str | None:
+    """`query` without the words found in at least `share` of the student's `n_docs` memories
+    (`dfs`: document frequency of each index term), or None if no word is that common.
+
+    The student's own name, or the subject every one of their notes mentions, tells none of
+    their memories apart; in a short question it still weighs on the sentence embedding as much
+    as the topic does. Stop words stay (the embedder reads "when did" and "what" as intent). A
+    query made only of common words is returned as None too (nothing to refocus on).
+    """
+    kept: list[str] = []
+    dropped = False
+    for word in _QUERY_WORD.findall(query):
+        terms = fts.analyse(word, language)
+        if terms and all(dfs.get(term, 0) >= share * n_docs for term in terms):
+            dropped = True
+        else:
+            kept.append(word)
+    if not dropped or not any(fts.analyse(word, language) for word in kept):
+        return None
+    return " ".join(kept)
+
+
+def topic_query(*, student_id: int, query: str, language: str, config: RecallConfig) -> str | None:
+    """The topic text of `query` for this student (see `topic_text`); one indexed query."""
+    terms = fts.analyse(query, language)
+    if not terms:
+        return None
+    n_docs, dfs = fts.document_frequencies(student_id=student_id, terms=terms)
+    if n_docs < max(config.topic_min_memories, 1):
+        return None
+    return topic_text(query, language=language, n_docs=n_docs, dfs=dfs, share=config.topic_common_share)
+
+
 def _semantic(
     *,
     student_id: int,
     query: str,
+    language: str,
     depth: int,
     config: RecallConfig,
     now: datetime,
     query_vector: np.ndarray | None,
+    topic_vector: np.ndarray | None,
     embedder: embeddings.Embedder | bool | None,
     use_cache: bool,
     timings: dict[str, float],
@@ -349,11 +402,22 @@ def _semantic(
         return [], None, "no embedder configured", 0.0
     assert not isinstance(chosen, bool)
     embed_ms = 0.0
+    topic = None
+    if config.topic_weight > 0:
+        t = time.perf_counter()
+        topic = topic_query(student_id=student_id, query=query, language=language, config=config)
+        timings["topic_ms"] = (time.perf_counter() - t) * 1000
     try:
-        if query_vector is None:
+        # The query and its topic text are embedded in one call.
+        texts = ([query] if query_vector is None else []) + ([topic] if topic and topic_vector is None else [])
+        if texts:
             t = time.perf_counter()
-            query_vector = chosen.embed([query])[0]
+            embedded = chosen.embed(texts)
             embed_ms = (time.perf_counter() - t) * 1000
+            if query_vector is None:
+                query_vector, embedded = embedded[0], embedded[1:]
+            if topic and topic_vector is None:
+                topic_vector = embedded[0]
         t = time.perf_counter()
         vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache)
         timings["vectors_ms"] = (time.perf_counter() - t) * 1000
@@ -380,7 +444,12 @@ def _semantic(
     n = min(depth, sims.shape[0])
     top = np.argpartition(-sims, n - 1)[:n] if n < sims.shape[0] else np.arange(sims.shape[0])
     top = top[np.argsort(-sims[top], kind="stable")]
-    every = SemanticScores(vectors.ids, sims, vectors.created)
+    topic_q = None
+    if topic and topic_vector is not None:
+        topic_q = np.asarray(topic_vector, dtype=np.float32)
+    elif config.topic_weight > 0:
+        topic_q = q  # nothing to strip: the topic is the query itself
+    every = SemanticScores(vectors.ids, sims, vectors.created, vectors, topic_q)
     return [(int(vectors.ids[i]), float(sims[i])) for i in top], every, "", embed_ms
 
 
@@ -391,10 +460,35 @@ class SemanticScores:
     ids: np.ndarray
     scores: np.ndarray
     created: np.ndarray | None = None  # epoch seconds of each memory's created_at
+    vectors: StudentVectors | None = None
+    topic: np.ndarray | None = None  # the topic text's vector (see topic_text)
 
     def of(self, memory_ids: list[int]) -> np.ndarray:
         """Their scores, NaN for a memory without a vector. O(len(memory_ids) * log n)."""
         return self._lookup(memory_ids, self.scores)
+
+    def topic_of(self, memory_ids: list[int]) -> np.ndarray:
+        """Each memory's best-sentence similarity to the topic vector (whole-memory similarity
+        for a memory of one sentence), NaN without a vector. Computed for these memories only:
+        O(their sentences)."""
+        wanted = np.asarray(memory_ids, dtype=np.int64)
+        out = np.full(wanted.shape[0], np.nan)
+        v = self.vectors
+        if self.topic is None or v is None or self.ids.size == 0:
+            return out
+        pos = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
+        found = self.ids[pos] == wanted
+        rows = pos[found]
+        whole = v.matrix[rows] @ self.topic
+        counts = v.sentence_count[rows]
+        best = whole.copy()
+        has = counts > 0
+        if has.any():
+            c = counts[has]
+            flat = np.repeat(v.sentence_start[rows[has]], c) + (np.arange(c.sum()) - np.repeat(np.cumsum(c) - c, c))
+            best[has] = np.maximum.reduceat(v.sentence_matrix[flat] @ self.topic, np.cumsum(c) - c)
+        out[found] = best
+        return out
 
     def created_of(self, memory_ids: list[int]) -> np.ndarray:
         """Their created_at (epoch seconds), NaN for a memory without a vector."""
@@ -492,6 +586,11 @@ def _fuse_scores(
         # A memory without a current vector (not embedded yet) counts as the least similar.
         sem = np.where(np.isnan(sem), np.nanmin(sem), sem)
         fused += config.semantic_weight * _standardise(sem)
+        if config.topic_weight > 0 and scores.topic is not None:
+            topical = scores.topic_of(candidates)
+            if not np.isnan(topical).all():
+                topical = np.where(np.isnan(topical), np.nanmin(topical), topical)
+                fused += config.topic_weight * _standardise(topical)
     if created:
         fused += config.date_weight * _date_match(candidates, created, spans, config)
     fused = fused - fused.min() + 1.0

@@ -127,6 +127,14 @@ def _assert_index_consistent(*students) -> None:
     for student in students:
         active = set(AIMemory.objects.active().filter(student=student).values_list("pk", flat=True))
         assert fts.indexed_ids(student.pk) == active
+        # Document frequencies (the recall's topic text) agree on both databases; a term no
+        # memory holds counts 0.
+        n_docs, _, dfs = _expected_stats(student)
+        terms = [*sorted(dfs), "zzzunknown"]
+        assert fts.document_frequencies(student_id=student.pk, terms=terms) == (
+            n_docs,
+            {term: dfs.get(term, 0) for term in terms},
+        )
         if connection.vendor != "postgresql":
             continue
         assert fts.student_stats(student.pk) == _expected_stats(student)

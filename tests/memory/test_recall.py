@@ -18,7 +18,16 @@ from llm.tokens import count_tokens
 from memory import embeddings, fts
 from memory.models import AIMemory
 from memory.query_dates import Span, date_spans
-from memory.recall import RecallConfig, SemanticScores, _fuse, _fuse_scores, memory_item, recall
+from memory.recall import (
+    RecallConfig,
+    SemanticScores,
+    _fuse,
+    _fuse_scores,
+    memory_item,
+    recall,
+    topic_query,
+    topic_text,
+)
 from memory.selectors import memories_for_turn
 from memory.services import memory_embeddings_write
 from tests.memory.recall_helpers import note
@@ -116,6 +125,66 @@ def test_a_date_in_the_query_favours_the_memories_of_that_day(school, strategy):
         assert dated.ids.index(silent.pk) < dated.ids.index(other.pk)
     plain = recall(**kwargs, config=config.with_(date_weight=0))
     assert silent.pk not in plain.ids
+
+
+def test_topic_text_drops_the_words_most_memories_share():
+    """Words whose terms are in at least half of the memories go; stop words stay; a query with
+    no such word, or only such words, has no topic text."""
+    dfs = {"alic": 10, "fraction": 2, "learn": 3, "elev": 9, "geometr": 1}
+    topic = topic_text("What did Alice learn about fractions?", language="en", n_docs=10, dfs=dfs, share=0.5)
+    assert topic == "What did learn about fractions"
+    assert topic_text("Alice's fractions", language="en", n_docs=10, dfs=dfs, share=0.5) == "fractions"
+    assert topic_text("What about fractions?", language="en", n_docs=10, dfs=dfs, share=0.5) is None
+    assert topic_text("What did Alice do?", language="en", n_docs=10, dfs=dfs, share=0.5) is None
+    # French: accents folded, stemmed like the index.
+    french = topic_text("Quels élèves en géométrie ?", language="fr", n_docs=10, dfs=dfs, share=0.5)
+    assert french == "Quels en géométrie"
+
+
+class CountingEmbedder(WordsEmbedder):
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+def test_topic_signal_lifts_the_memory_about_the_topic(school):
+    """Every memory names the student: in a short query her name weighs as much as the topic
+    and pulls the memory that repeats it most. The topic text (the query without her name) sets
+    the memory about fractions first; it is embedded in the same call as the query."""
+    alice = school["alice"]
+    chatty = note(alice, "Alice read aloud to Alice's group", "Alice chose the book, Alice asked about Alice's turn.")
+    fractions = note(alice, "Alice practised fractions and decimals", "Ratios, percentages and number lines.")
+    others = [
+        note(alice, "Alice drew triangles in geometry", "Angles of a triangle with a protractor."),
+        note(alice, "Alice learnt the water cycle", "Evaporation, clouds and rain in science class."),
+        note(alice, "Alice wrote a poem about winter", "Rhymes and metaphors in the English lesson."),
+    ]
+    embedder = CountingEmbedder()
+    memory_embeddings_write(memory_ids=[chatty.pk, fractions.pk, *[m.pk for m in others]], embedder=embedder)
+    query = "Alice fractions?"
+    config = RecallConfig(relation_weight=0, topic_weight=1.5)
+    assert topic_query(student_id=alice.pk, query=query, language="en", config=config) == "fractions"
+    too_few = config.with_(topic_min_memories=6)
+    assert topic_query(student_id=alice.pk, query=query, language="en", config=too_few) is None
+
+    embedder.calls.clear()
+    without = recall(student_id=alice.pk, query=query, strategy="semantic", embedder=embedder,
+                     config=config.with_(topic_weight=0))
+    assert without.ids[0] == chatty.pk
+    assert embedder.calls == [[query]]  # no topic signal, no topic text embedded
+
+    embedder.calls.clear()
+    with_topic = recall(student_id=alice.pk, query=query, strategy="semantic", embedder=embedder, config=config)
+    assert with_topic.ids[0] == fractions.pk
+    assert embedder.calls == [[query, "fractions"]]  # one call for both
+
+    # A query with nothing common is embedded alone (its topic is itself).
+    embedder.calls.clear()
+    recall(student_id=alice.pk, query="fractions", strategy="hybrid", embedder=embedder, config=config)
+    assert embedder.calls == [["fractions"]]
 
 
 def test_relation_bonus_brings_memories_of_the_same_conversation(school):

@@ -247,6 +247,13 @@ RECALL_DECAY_FLOOR = env_float("RECALL_DECAY_FLOOR", 0.5)
 # RECALL_SENTENCE_SHORTLIST memories closest as a whole (0 = whole-memory vectors only).
 RECALL_SENTENCE_MIX = env_float("RECALL_SENTENCE_MIX", 0.5)
 RECALL_SENTENCE_SHORTLIST = env_int("RECALL_SENTENCE_SHORTLIST", 200)
+# The topic signal: the query without the words found in at least TOPIC_COMMON_SHARE of the
+# student's memories (their name, the subject every note mentions) is embedded too, and each
+# candidate's best-sentence similarity to it is added with TOPIC_WEIGHT (0 turns it off). Only
+# for students with at least TOPIC_MIN_MEMORIES memories.
+RECALL_TOPIC_WEIGHT = env_float("RECALL_TOPIC_WEIGHT", 0.6)
+RECALL_TOPIC_COMMON_SHARE = env_float("RECALL_TOPIC_COMMON_SHARE", 0.5)
+RECALL_TOPIC_MIN_MEMORIES = env_int("RECALL_TOPIC_MIN_MEMORIES", 5)
 
 # --- Embeddings (memory.embeddings) ----------------------------------------------------------------
 # auto: the local model if requirements-embeddings.txt is installed, else none (lexical recall).

@@ -90,6 +90,7 @@ class Command(BaseCommand):
                 "zscore-no-dates:date_weight=0",
                 "zscore-equal-weights:lexical_weight=1",
                 "zscore-whole-vectors:sentence_mix=0",
+                "default-no-topic:topic_weight=0",
                 "default-no-relations:relation_weight=0",
                 "default+decay-90d:decay_half_life_days=90",
                 "default+decay-30d:decay_half_life_days=30",
@@ -159,9 +160,20 @@ class Command(BaseCommand):
                 )
                 questions = conversation["questions"]
                 vectors: Any = [None] * len(questions)
+                topic_vectors: list[Any] = [None] * len(questions)
+                base = recall.RecallConfig.from_settings()
                 if embedder is not None:
                     memory_embeddings_write(memory_ids=list(external), embedder=embedder)
                     vectors = embedder.embed([q["question"] for q in questions])
+                    # Topic texts (the question without the student's ubiquitous words), embedded
+                    # in one batch too; recall embeds them itself for a variant that changes how.
+                    topics = [
+                        recall.topic_query(student_id=student.pk, query=q["question"], language=language, config=base)
+                        for q in questions
+                    ]
+                    wanted = [i for i, topic in enumerate(topics) if topic]
+                    for i, vector in zip(wanted, embedder.embed([topics[i] or "" for i in wanted]), strict=True):
+                        topic_vectors[i] = vector
                     for q in questions[:20]:
                         t = time.perf_counter()
                         embedder.embed([q["question"]])
@@ -169,7 +181,11 @@ class Command(BaseCommand):
                 now = max(mem.created_at for mem in memories)
                 recall.vector_cache.clear()
                 for name, (strategy, config) in strategies.items():
-                    for question, vector in zip(questions, vectors, strict=True):
+                    same_topics = (config.topic_common_share, config.topic_min_memories) == (
+                        base.topic_common_share,
+                        base.topic_min_memories,
+                    )
+                    for question, vector, topic_vector in zip(questions, vectors, topic_vectors, strict=True):
                         result = recall.recall(
                             student_id=student.pk,
                             query=question["question"],
@@ -179,6 +195,7 @@ class Command(BaseCommand):
                             config=config,
                             now=now,
                             query_vector=vector,
+                            topic_vector=topic_vector if same_topics else None,
                             embedder=embedder,
                         )
                         latencies[name].append(result.search_ms)
