@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from accounts.models import User
 from accounts.selectors import student_get_visible, students_visible_to
+from accounts.services import user_language_set
 from tutor.api import Pagination
 
 
@@ -25,10 +26,21 @@ class TokenObtainApi(ObtainAuthToken):
 
 
 class MeApi(APIView):
+    class Input(serializers.Serializer[None]):
+        language = serializers.ChoiceField(choices=User.Language.choices)
+
     def get(self, request: Request) -> Response:
         user = request.user
         assert isinstance(user, User)  # IsAuthenticated ran first
         return Response(UserOutput(user).data)
+
+    def patch(self, request: Request) -> Response:
+        """Change one's own language (the only field a user edits here)."""
+        user = request.user
+        assert isinstance(user, User)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(UserOutput(user_language_set(user=user, language=data.validated_data["language"])).data)
 
 
 class StudentListApi(APIView):

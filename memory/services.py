@@ -190,6 +190,35 @@ def memory_archive(*, user: Any, memory_id: Any, reason: str) -> AIMemory:
     return memory
 
 
+def student_memories_reindex(*, student_id: int, batch_size: int = 500) -> int:
+    """Re-index every active memory of a student in their current language. Returns how many.
+
+    In batches by id, each in its own transaction with its memories locked (an edit or an archive
+    running meanwhile waits for the batch, so an archived memory is never put back in the index),
+    the language read again for each batch: if it changes during the run, a later task redoes it
+    and both end on the latest language. Idempotent.
+    """
+    done, last = 0, 0
+    while True:
+        with transaction.atomic():
+            language = User.objects.filter(pk=student_id).values_list("language", flat=True).first()
+            if language is None:
+                return done
+            rows = list(
+                AIMemory.objects.select_for_update()
+                .filter(student_id=student_id, status=AIMemory.Status.ACTIVE, pk__gt=last)
+                .order_by("pk")
+                .values_list("pk", "title", "content")[: max(batch_size, 1)]
+            )
+            if not rows:
+                return done
+            fts.memory_index(
+                fts.IndexRow(pk, student_id, fts.memory_text(title, content), language) for pk, title, content in rows
+            )
+        done += len(rows)
+        last = rows[-1][0]
+
+
 def _memory_written(memory: AIMemory) -> None:
     """Index a memory just written or edited, in the caller's transaction; embed it after commit."""
     language = User.objects.filter(pk=memory.student_id).values_list("language", flat=True).first() or "en"

@@ -79,6 +79,16 @@ def memory_embed(self, memory_id: int) -> int:  # type: ignore[no-untyped-def]
 
 
 @shared_task(acks_late=True)
+def student_reindex(student_id: int) -> int:
+    """Re-index a student's memories in their current language (after a language change).
+
+    Idempotent, so a redelivery after a killed worker just does it again."""
+    count = services.student_memories_reindex(student_id=student_id)
+    logger.info("re-indexed %d memories of student %s", count, student_id)
+    return count
+
+
+@shared_task(acks_late=True)
 def embeddings_sweep() -> int:
     """Embed a batch of active memories that have no vector from the current model. Idempotent.
 
