@@ -642,49 +642,45 @@ def _date_match(
     return best
 
 
+# One statement, a branch per relation, each driven by an index: the seeds' conversation
+# (source_conversation), memories superseding a seed (supersedes), the memory a seed supersedes
+# and explicit links (primary keys). Only the student's own seeds are followed (the CTE), and
+# each related memory is checked to be the student's and active on its own row: `+student_id`
+# keeps SQLite from walking the student's whole (student, status, created_at) index instead.
+_RELATED_SQL = """
+WITH s AS (
+    SELECT id, source_conversation_id, supersedes_id FROM memory_aimemory
+    WHERE id IN ({seeds}) AND student_id = %s
+)
+SELECT s.id, m.id FROM s JOIN memory_aimemory m ON m.source_conversation_id = s.source_conversation_id
+WHERE +m.student_id = %s AND m.status = %s AND m.id <> s.id
+UNION ALL
+SELECT s.id, m.id FROM s JOIN memory_aimemory m ON m.supersedes_id = s.id
+WHERE +m.student_id = %s AND m.status = %s
+UNION ALL
+SELECT s.id, m.id FROM s JOIN memory_aimemory m ON m.id = s.supersedes_id
+WHERE +m.student_id = %s AND m.status = %s
+UNION ALL
+SELECT s.id, m.id FROM s JOIN memory_aimemory_links l ON l.from_aimemory_id = s.id
+JOIN memory_aimemory m ON m.id = l.to_aimemory_id
+WHERE +m.student_id = %s AND m.status = %s AND m.id <> s.id
+"""
+
+
 def related_ids(*, student_id: int, memory_ids: Iterable[int]) -> dict[int, set[int]]:
-    """For each given memory, the student's active memories related to it (not itself)."""
-    seeds = list(memory_ids)
-    rows = list(
-        AIMemory.objects.filter(student_id=student_id, pk__in=seeds)
-        .order_by()
-        .values_list("pk", "source_conversation_id", "supersedes_id")
-    )
-    conv_of = {pk: conv for pk, conv, _ in rows if conv is not None}
-    sup_of = {pk: sup for pk, _, sup in rows if sup is not None}
-    links = AIMemory.links.through.objects.filter(from_aimemory_id__in=seeds).values_list(
-        "from_aimemory_id", "to_aimemory_id"
-    )
-    # The student is checked on each row below rather than in SQL: with `student_id = ...` in
-    # the WHERE clause SQLite walks the student's whole (student, status, created_at) index
-    # (4 ms at 10,000 memories) instead of the three small index lookups of the OR.
-    candidates = (
-        AIMemory.objects.active()
-        .filter(
-            Q(source_conversation_id__in=set(conv_of.values()))
-            | Q(supersedes_id__in=seeds)
-            | Q(pk__in=set(sup_of.values()))
-            | Q(pk__in=[to for _, to in links])
-        )
-        .order_by()
-        .values_list("pk", "student_id", "source_conversation_id", "supersedes_id")
-    )
-    linked: dict[int, set[int]] = {}
-    for frm, to in links:
-        linked.setdefault(frm, set()).add(to)
+    """For each given memory, the student's active memories related to it (not itself): same
+    conversation, supersession chain (either direction), explicit link. One query."""
+    seeds = [int(pk) for pk in memory_ids]
     result: dict[int, set[int]] = {pk: set() for pk in seeds}
-    for pk, owner, conv, sup in candidates:
-        if owner != student_id:
-            continue
-        for seed in seeds:
-            if pk == seed:
-                continue
-            if (
-                (conv is not None and conv_of.get(seed) == conv)
-                or sup == seed
-                or sup_of.get(seed) == pk
-                or pk in linked.get(seed, ())
-            ):
+    if not seeds:
+        return result
+    marks = ", ".join(["%s"] * len(seeds))
+    active = str(AIMemory.Status.ACTIVE)
+    params: list[int | str] = [*seeds, student_id, *[student_id, active] * 4]
+    with connection.cursor() as cursor:
+        cursor.execute(_RELATED_SQL.format(seeds=marks), params)
+        for seed, pk in cursor.fetchall():
+            if seed in result and pk != seed:
                 result[seed].add(pk)
     return result
 

@@ -25,6 +25,7 @@ from memory.recall import (
     _fuse_scores,
     memory_item,
     recall,
+    related_ids,
     topic_query,
     topic_text,
 )
@@ -202,6 +203,32 @@ def test_relation_bonus_brings_memories_of_the_same_conversation(school):
     boosted = recall(student_id=alice.pk, query="volcano", strategy="lexical", config=RecallConfig(relation_weight=0.5))
     assert boosted.ids[0] == best.pk and set(boosted.ids[1:]) == {sibling.pk, linked.pk}
     assert all(h.related for h in boosted.hits[1:])
+
+
+def test_related_ids_follow_chains_and_links_within_the_student(school):
+    """Supersession in both directions, same conversation and links are relations; an archived
+    memory, another student's memory (even linked) and the seed itself are not."""
+    alice, bob = school["alice"], school["bob"]
+    conversation = Conversation.objects.create(student=alice, last_activity_at=timezone.now())
+    old = note(alice, "Times tables up to five learnt", "Fives are solid now.")
+    seed = note(alice, "Times tables up to ten learnt", "Sevens still slow.", conversation=conversation)
+    newer = note(alice, "Times tables up to twelve learnt", "All fluent now.")
+    sibling = note(alice, "Asked for a times tables game", "Loves quizzes.", conversation=conversation)
+    archived = note(alice, "Struggled with the sevens", "Needs practice.", conversation=conversation)
+    linked = note(alice, "Prefers short quizzes in class", "Five questions at a time.")
+    theirs = note(bob, "Bob practised his times tables", "Bob knows his twos.")
+    AIMemory.objects.filter(pk=seed.pk).update(supersedes=old)
+    AIMemory.objects.filter(pk=newer.pk).update(supersedes=seed)
+    AIMemory.objects.filter(pk=archived.pk).update(status=AIMemory.Status.ARCHIVED)
+    for target in (linked, theirs):
+        AIMemory.links.through.objects.create(from_aimemory_id=seed.pk, to_aimemory_id=target.pk)
+    assert related_ids(student_id=alice.pk, memory_ids=[seed.pk, linked.pk]) == {
+        seed.pk: {old.pk, newer.pk, sibling.pk, linked.pk},
+        linked.pk: set(),
+    }
+    assert related_ids(student_id=alice.pk, memory_ids=[old.pk]) == {old.pk: {seed.pk}}
+    assert related_ids(student_id=bob.pk, memory_ids=[seed.pk]) == {seed.pk: set()}  # not bob's seed
+    assert related_ids(student_id=alice.pk, memory_ids=[]) == {}
 
 
 def test_decay_is_applied_to_each_signal_before_fusion(school):
