@@ -676,7 +676,8 @@ def related_ids(*, student_id: int, memory_ids: Iterable[int]) -> dict[int, set[
         return result
     marks = ", ".join(["%s"] * len(seeds))
     active = str(AIMemory.Status.ACTIVE)
-    params: list[int | str] = [*seeds, student_id, *[student_id, active] * 4]
+    branch: list[int | str] = [student_id, active]
+    params: list[int | str] = [*seeds, student_id, *branch * 4]
     with connection.cursor() as cursor:
         cursor.execute(_RELATED_SQL.format(seeds=marks), params)
         for seed, pk in cursor.fetchall():
