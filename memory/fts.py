@@ -296,15 +296,19 @@ def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dic
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
-            rows = cursor.fetchall()
-            found = {str(term): int(df) for _, _, term, df in rows if term is not None}
-            return (int(rows[0][0]) if rows else 0), {term: found.get(term, 0) for term in terms}
+            return _pg_frequencies(cursor.fetchall(), terms)
         scope = f"scope : {_scope(student_id)}"
         matches = [scope] + [f"{scope} AND body : {_fts5_quote(t)}" for t in terms]
         count = "(SELECT count(*) FROM memory_fts WHERE memory_fts MATCH %s)"
         cursor.execute("SELECT " + ", ".join([count] * len(matches)), matches)
         row = cursor.fetchone()
     return int(row[0]), {term: int(df) for term, df in zip(terms, row[1:], strict=True)}
+
+
+def _pg_frequencies(rows: list[Any], terms: list[str]) -> tuple[int, dict[str, int]]:
+    """(n_docs, {term: df, 0 if none}) from the rows of _PG_STATS."""
+    found = {str(term): int(df) for _, _, term, df in rows if term is not None}
+    return (int(rows[0][0]) if rows else 0), {term: found.get(term, 0) for term in terms}
 
 
 def _scope(student_id: int) -> str:
@@ -317,18 +321,22 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
-def search(*, student_id: int, query: str, language: str, limit: int) -> list[tuple[int, float]]:
+def search(
+    *, student_id: int, query: str, language: str, limit: int, stats: dict[str, Any] | None = None
+) -> list[tuple[int, float]]:
     """The student's active memories that match `query`, best first, as (memory id, score).
 
     Any query term may match (OR); the score is BM25 (higher is better on both databases).
-    A query with no searchable word returns nothing.
+    A query with no searchable word returns nothing. `stats`, if given, receives
+    "document_frequencies" as `document_frequencies` returns them for the query's terms when the
+    search reads them anyway (PostgreSQL), which spares recall's topic text a query.
     """
     terms = list(dict.fromkeys(analyse(query, language)))
     if not terms or limit <= 0:
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            return _pg_search(cursor, student_id, terms, limit)
+            return _pg_search(cursor, student_id, terms, limit, stats)
         match = f"scope : {_scope(student_id)} AND body : ({' OR '.join(_fts5_quote(t) for t in terms)})"
         cursor.execute(
             "SELECT rowid, bm25(memory_fts, 0.0, 1.0) AS rank FROM memory_fts "
@@ -410,9 +418,13 @@ PRUNE_THRESHOLD = 0.6
 search_paths: Counter[str] = Counter()
 
 
-def _pg_search(cursor: Any, student_id: int, terms: list[str], limit: int) -> list[tuple[int, float]]:
+def _pg_search(
+    cursor: Any, student_id: int, terms: list[str], limit: int, stats: dict[str, Any] | None = None
+) -> list[tuple[int, float]]:
     cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
     rows = cursor.fetchall()
+    if stats is not None:  # read on the way: what document_frequencies would return
+        stats["document_frequencies"] = _pg_frequencies(rows, terms)
     if not rows or not rows[0][0]:
         return []
     n_docs, total_len = float(rows[0][0]), float(rows[0][1])

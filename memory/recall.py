@@ -293,9 +293,12 @@ def recall(
     timings: dict[str, float] = {}
 
     lexical: list[tuple[int, float]] = []
+    search_stats: dict[str, Any] = {}  # statistics the lexical search read (reused by the topic text)
     if strategy in ("lexical", "hybrid"):
         t = time.perf_counter()
-        lexical = fts.search(student_id=student_id, query=query, language=language, limit=config.lexical_depth)
+        lexical = fts.search(
+            student_id=student_id, query=query, language=language, limit=config.lexical_depth, stats=search_stats
+        )
         timings["lexical_ms"] = (time.perf_counter() - t) * 1000
 
     semantic: list[tuple[int, float]] = []
@@ -308,6 +311,7 @@ def recall(
             student_id=student_id,
             query=query,
             language=language,
+            frequencies=search_stats.get("document_frequencies"),
             depth=config.semantic_depth,
             config=config,
             now=now,
@@ -371,12 +375,20 @@ def topic_text(query: str, *, language: str, n_docs: int, dfs: dict[str, int], s
     return " ".join(kept)
 
 
-def topic_query(*, student_id: int, query: str, language: str, config: RecallConfig) -> str | None:
-    """The topic text of `query` for this student (see `topic_text`); one indexed query."""
+def topic_query(
+    *,
+    student_id: int,
+    query: str,
+    language: str,
+    config: RecallConfig,
+    frequencies: tuple[int, dict[str, int]] | None = None,
+) -> str | None:
+    """The topic text of `query` for this student (see `topic_text`). `frequencies`: the query
+    terms' (n_docs, {term: df}) if the lexical search already read them, else one indexed query."""
     terms = fts.analyse(query, language)
     if not terms:
         return None
-    n_docs, dfs = fts.document_frequencies(student_id=student_id, terms=terms)
+    n_docs, dfs = frequencies or fts.document_frequencies(student_id=student_id, terms=terms)
     if n_docs < max(config.topic_min_memories, 1):
         return None
     return topic_text(query, language=language, n_docs=n_docs, dfs=dfs, share=config.topic_common_share)
@@ -387,6 +399,7 @@ def _semantic(
     student_id: int,
     query: str,
     language: str,
+    frequencies: tuple[int, dict[str, int]] | None,
     depth: int,
     config: RecallConfig,
     now: datetime,
@@ -405,7 +418,9 @@ def _semantic(
     topic = None
     if config.topic_weight > 0:
         t = time.perf_counter()
-        topic = topic_query(student_id=student_id, query=query, language=language, config=config)
+        topic = topic_query(
+            student_id=student_id, query=query, language=language, config=config, frequencies=frequencies
+        )
         timings["topic_ms"] = (time.perf_counter() - t) * 1000
     try:
         # The query and its topic text are embedded in one call.

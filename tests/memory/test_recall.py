@@ -10,6 +10,8 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from conversations.models import Conversation
@@ -181,6 +183,15 @@ def test_topic_signal_lifts_the_memory_about_the_topic(school):
     with_topic = recall(student_id=alice.pk, query=query, strategy="semantic", embedder=embedder, config=config)
     assert with_topic.ids[0] == fractions.pk
     assert embedder.calls == [[query, "fractions"]]  # one call for both
+
+    # Hybrid: on PostgreSQL the lexical search's statistics serve the topic text too (one read).
+    embedder.calls.clear()
+    with CaptureQueriesContext(connection) as queries:
+        hybrid = recall(student_id=alice.pk, query=query, strategy="hybrid", embedder=embedder, config=config)
+    assert hybrid.ids[0] == fractions.pk
+    assert embedder.calls == [[query, "fractions"]]
+    if connection.vendor == "postgresql":
+        assert sum("memory_term_stats" in q["sql"] for q in queries.captured_queries) == 1
 
     # A query with nothing common is embedded alone (its topic is itself).
     embedder.calls.clear()
