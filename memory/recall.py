@@ -56,7 +56,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -99,26 +99,8 @@ class RecallConfig:
 
     @classmethod
     def from_settings(cls) -> RecallConfig:
-        return cls(
-            lexical_depth=settings.RECALL_LEXICAL_DEPTH,
-            semantic_depth=settings.RECALL_SEMANTIC_DEPTH,
-            rrf_k=settings.RECALL_RRF_K,
-            lexical_weight=settings.RECALL_LEXICAL_WEIGHT,
-            semantic_weight=settings.RECALL_SEMANTIC_WEIGHT,
-            relation_weight=settings.RECALL_RELATION_WEIGHT,
-            relation_seeds=settings.RECALL_RELATION_SEEDS,
-            decay_half_life_days=settings.RECALL_DECAY_HALF_LIFE_DAYS,
-            decay_floor=settings.RECALL_DECAY_FLOOR,
-            sentence_mix=settings.RECALL_SENTENCE_MIX,
-            sentence_shortlist=settings.RECALL_SENTENCE_SHORTLIST,
-            score_fusion=settings.RECALL_SCORE_FUSION,
-            date_weight=settings.RECALL_DATE_WEIGHT,
-            date_scale_days=settings.RECALL_DATE_SCALE_DAYS,
-            date_candidates=settings.RECALL_DATE_CANDIDATES,
-            topic_weight=settings.RECALL_TOPIC_WEIGHT,
-            topic_common_share=settings.RECALL_TOPIC_COMMON_SHARE,
-            topic_min_memories=settings.RECALL_TOPIC_MIN_MEMORIES,
-        )
+        """Every field from its RECALL_<FIELD> setting (tutor/settings/base.py)."""
+        return cls(**{f.name: getattr(settings, f"RECALL_{f.name.upper()}") for f in fields(cls)})
 
     def with_(self, **changes: Any) -> RecallConfig:
         return replace(self, **changes)
@@ -494,14 +476,10 @@ class SemanticScores:
         pos = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
         found = self.ids[pos] == wanted
         rows = pos[found]
-        whole = v.matrix[rows] @ self.topic
-        counts = v.sentence_count[rows]
-        best = whole.copy()
-        has = counts > 0
+        best = v.matrix[rows] @ self.topic
+        has = v.sentence_count[rows] > 0
         if has.any():
-            c = counts[has]
-            flat = np.repeat(v.sentence_start[rows[has]], c) + (np.arange(c.sum()) - np.repeat(np.cumsum(c) - c, c))
-            best[has] = np.maximum.reduceat(v.sentence_matrix[flat] @ self.topic, np.cumsum(c) - c)
+            best[has] = _best_sentence(v, rows[has], self.topic)
         out[found] = best
         return out
 
@@ -517,6 +495,16 @@ class SemanticScores:
         return np.where(self.ids[pos] == wanted, values[pos], np.nan)
 
 
+def _best_sentence(vectors: StudentVectors, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The best sentence similarity to `q` of each of these memories (matrix rows that all have
+    sentences): one product over just their sentences."""
+    counts = vectors.sentence_count[rows]
+    starts = np.cumsum(counts) - counts
+    flat = np.repeat(vectors.sentence_start[rows], counts) + (np.arange(counts.sum()) - np.repeat(starts, counts))
+    best: np.ndarray = np.maximum.reduceat(vectors.sentence_matrix[flat] @ q, starts)
+    return best
+
+
 def _sentence_mix(sims: np.ndarray, vectors: StudentVectors, q: np.ndarray, config: RecallConfig) -> np.ndarray:
     """Mix each shortlisted memory's whole-text similarity with its best sentence's."""
     n = sims.shape[0]
@@ -525,12 +513,7 @@ def _sentence_mix(sims: np.ndarray, vectors: StudentVectors, q: np.ndarray, conf
     short = short[vectors.sentence_count[short] > 0]
     if short.size == 0:
         return sims
-    counts = vectors.sentence_count[short]
-    rows = np.repeat(vectors.sentence_start[short], counts) + (
-        np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    )
-    sentence_sims = vectors.sentence_matrix[rows] @ q
-    best = np.maximum.reduceat(sentence_sims, np.cumsum(counts) - counts)
+    best = _best_sentence(vectors, short, q)
     mixed = sims.copy()
     # max(best, whole) >= whole, so a shortlisted memory never falls below one outside the
     # shortlist, which keeps its whole-text score: the order between the two groups holds.

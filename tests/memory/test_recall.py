@@ -369,6 +369,18 @@ def test_recall_eval_reports_every_strategy(db, tmp_path, capsys):
     assert "all-but-adversarial" in capsys.readouterr().out
 
 
+def _first_turn_memory_block(client, llm, content):
+    """Send `content` in a new conversation (201) and return the memory block the model saw."""
+    conversation = client.post("/api/v1/conversations/", {"subject": "English"}, format="json").json()
+    resp = client.post(
+        f"/api/v1/conversations/{conversation['id']}/messages/",
+        {"content": content, "client_message_id": "m1"},
+        format="json",
+    )
+    assert resp.status_code == 201, resp.content
+    return next(m["content"] for m in llm.calls("chat")[0]["messages"] if "<student_memories>" in m["content"])
+
+
 def test_chat_turn_shows_the_relevant_old_memory_to_the_model(clients, llm, school):
     """A chat turn's memory block holds an old memory relevant to the message, with its date
     and source, beside the latest ones."""
@@ -382,14 +394,7 @@ def test_chat_turn_shows_the_relevant_old_memory_to_the_model(clients, llm, scho
     )
     for i in range(12):
         note(alice, f"Completed homework set number {i}", "Homework done on time.", created_at=now - timedelta(days=i))
-    conversation = clients["alice"].post("/api/v1/conversations/", {"subject": "English"}, format="json").json()
-    resp = clients["alice"].post(
-        f"/api/v1/conversations/{conversation['id']}/messages/",
-        {"content": "I must give an oral presentation tomorrow", "client_message_id": "m1"},
-        format="json",
-    )
-    assert resp.status_code == 201, resp.content
-    block = next(m["content"] for m in llm.calls("chat")[0]["messages"] if "<student_memories>" in m["content"])
+    block = _first_turn_memory_block(clients["alice"], llm, "I must give an oral presentation tomorrow")
     assert "Afraid of speaking during oral presentations" in block
     assert f"[{old.created_at.date().isoformat()} · note saved by the tutor" in block
 
@@ -398,14 +403,7 @@ def test_chat_turn_works_when_the_embedder_is_down(clients, llm, school, openai_
     """An embeddings endpoint failing makes recall lexical; the chat answers normally."""
     note(school["alice"], "Afraid of speaking during oral presentations", "Gets anxious presenting.")
     llm.script("embeddings", {"status": 503})
-    conversation = clients["alice"].post("/api/v1/conversations/", {"subject": "English"}, format="json").json()
-    resp = clients["alice"].post(
-        f"/api/v1/conversations/{conversation['id']}/messages/",
-        {"content": "Help me prepare my oral presentation", "client_message_id": "m1"},
-        format="json",
-    )
-    assert resp.status_code == 201, resp.content
-    block = next(m["content"] for m in llm.calls("chat")[0]["messages"] if "<student_memories>" in m["content"])
+    block = _first_turn_memory_block(clients["alice"], llm, "Help me prepare my oral presentation")
     assert "Afraid of speaking" in block
 
 
