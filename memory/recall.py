@@ -19,8 +19,13 @@ Hybrid recall, in order:
    signal (RECALL_TOPIC_WEIGHT). Without such words the topic vector is the query's own;
 4. score fusion (RECALL_SCORE_FUSION, the default): over the union of the two candidate lists,
    each signal's scores are standardised (z-score: minus their mean, over their standard
-   deviation) and the fused score is RECALL_LEXICAL_WEIGHT * z(lexical) + RECALL_SEMANTIC_WEIGHT
-   * z(semantic) + RECALL_TOPIC_WEIGHT * z(topic). A candidate found by one list only still has
+   deviation) and the fused score is RECALL_LEXICAL_WEIGHT * max(z(lexical), -RECALL_LEXICAL_FLOOR)
+   + RECALL_SEMANTIC_WEIGHT * max(z(semantic), -RECALL_SEMANTIC_FLOOR) + RECALL_TOPIC_WEIGHT *
+   z(topic). The floors: a signal far below its mean for a memory mostly says that it did not
+   see it (a paraphrase has no word in common with the query, a sentence embedding reads a name
+   and misses the point), not that the memory is wrong, so one blind signal cannot bury a
+   memory that another ranks high; what a signal sees above its mean counts in full. (Flooring
+   the topic signal too was measured worse.) A candidate found by one list only still has
    every signal: its semantic and topic scores come from the vector matrix (the least similar
    candidate's if it has no current vector), its lexical score is 0 (it did not match, or
    matched less than the whole lexical list). Unlike rank fusion, this keeps how far
@@ -96,6 +101,8 @@ class RecallConfig:
     topic_weight: float = 0.6
     topic_common_share: float = 0.5
     topic_min_memories: int = 5
+    lexical_floor: float = 0.4
+    semantic_floor: float = 0.3
 
     @classmethod
     def from_settings(cls) -> RecallConfig:
@@ -578,12 +585,13 @@ def _fuse_scores(
     fused = np.zeros(len(candidates))
     if lexical:
         lex_score = dict(lexical)
-        fused += config.lexical_weight * _standardise(np.array([lex_score.get(pk, 0.0) for pk in candidates]))
+        lex_z = _standardise(np.array([lex_score.get(pk, 0.0) for pk in candidates]))
+        fused += config.lexical_weight * np.maximum(lex_z, -config.lexical_floor)
     if semantic and scores is not None:
         sem = scores.of(candidates)
         # A memory without a current vector (not embedded yet) counts as the least similar.
         sem = np.where(np.isnan(sem), np.nanmin(sem), sem)
-        fused += config.semantic_weight * _standardise(sem)
+        fused += config.semantic_weight * np.maximum(_standardise(sem), -config.semantic_floor)
         if config.topic_weight > 0 and scores.topic is not None:
             topical = scores.topic_of(candidates)
             if not np.isnan(topical).all():

@@ -71,6 +71,28 @@ def test_score_fusion_uses_every_candidate_s_semantic_score():
     assert by_id[5].score == by_id[2].score
 
 
+def test_a_signal_blind_to_a_memory_cannot_bury_it_below_its_floor():
+    """Memory 5 shares no word with the query but is by far the closest semantically. Unfloored,
+    its lexical z-score (-2) cancels that; floored at -0.4 it comes first. The floor only caps
+    how far down a signal pulls: positive evidence counts in full."""
+    lexical = [(1, 3.0), (2, 2.9), (3, 2.8), (4, 2.7)]
+    semantic = [(5, 0.9), (1, 0.5), (2, 0.5), (3, 0.5), (4, 0.5)]
+    config = RecallConfig(lexical_weight=1.0, semantic_weight=1.0, topic_weight=0.0)
+    floored = _fuse_scores(lexical, semantic, _scores(semantic), config, student_id=0, spans=[])
+    assert floored[0].memory_id == 5
+    unfloored = _fuse_scores(
+        lexical,
+        semantic,
+        _scores(semantic),
+        config.with_(lexical_floor=float("inf"), semantic_floor=float("inf")),
+        student_id=0,
+        spans=[],
+    )
+    assert [h.memory_id for h in unfloored][:2] == [1, 2] and unfloored[-1].memory_id in (4, 5)
+    # The other four keep their order.
+    assert [h.memory_id for h in floored][1:] == [h.memory_id for h in unfloored if h.memory_id != 5]
+
+
 def test_date_spans_in_english_and_french():
     now = datetime(2024, 3, 10, tzinfo=UTC)
     day = date(2023, 6, 16)

@@ -231,6 +231,11 @@ RECALL_SCORE_FUSION = env_bool("RECALL_SCORE_FUSION", True)
 RECALL_RRF_K = env_float("RECALL_RRF_K", 5.0)
 RECALL_LEXICAL_WEIGHT = env_float("RECALL_LEXICAL_WEIGHT", 0.8)
 RECALL_SEMANTIC_WEIGHT = env_float("RECALL_SEMANTIC_WEIGHT", 1.0)
+# Score fusion floors each of those two standardised signals at -FLOOR: a signal that misses a
+# memory (a paraphrase lexically, a name semantically) cannot bury it below -FLOOR standard
+# deviations; positive evidence counts in full. "inf" turns a floor off.
+RECALL_LEXICAL_FLOOR = env_float("RECALL_LEXICAL_FLOOR", 0.4)
+RECALL_SEMANTIC_FLOOR = env_float("RECALL_SEMANTIC_FLOOR", 0.3)
 # A query naming a date (memory.query_dates) adds DATE_WEIGHT * exp(-days outside / SCALE) to each
 # candidate (score fusion only; 0 turns it off); up to DATE_CANDIDATES memories of those dates
 # join the candidates.

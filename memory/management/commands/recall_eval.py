@@ -89,6 +89,7 @@ class Command(BaseCommand):
                 "rrf-k5-lex1.2:score_fusion=0,rrf_k=5,lexical_weight=1.2",
                 "zscore-no-dates:date_weight=0",
                 "zscore-equal-weights:lexical_weight=1",
+                "default-no-floors:lexical_floor=inf,semantic_floor=inf",
                 "zscore-whole-vectors:sentence_mix=0",
                 "default-no-topic:topic_weight=0",
                 "default-no-relations:relation_weight=0",
