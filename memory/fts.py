@@ -296,7 +296,7 @@ def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dic
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
-            return _pg_frequencies(cursor.fetchall(), terms)
+            return pg_frequencies(cursor.fetchall(), terms)
         scope = f"scope : {_scope(student_id)}"
         matches = [scope] + [f"{scope} AND body : {_fts5_quote(t)}" for t in terms]
         count = "(SELECT count(*) FROM memory_fts WHERE memory_fts MATCH %s)"
@@ -305,7 +305,7 @@ def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dic
     return int(row[0]), {term: int(df) for term, df in zip(terms, row[1:], strict=True)}
 
 
-def _pg_frequencies(rows: list[Any], terms: list[str]) -> tuple[int, dict[str, int]]:
+def pg_frequencies(rows: list[Any], terms: list[str]) -> tuple[int, dict[str, int]]:
     """(n_docs, {term: df, 0 if none}) from the rows of _PG_STATS."""
     found = {str(term): int(df) for _, _, term, df in rows if term is not None}
     return (int(rows[0][0]) if rows else 0), {term: found.get(term, 0) for term in terms}
@@ -321,8 +321,19 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
+def query_terms(query: str, language: str) -> list[str]:
+    """The distinct index terms of a query, in order: what `search` looks up."""
+    return list(dict.fromkeys(analyse(query, language)))
+
+
 def search(
-    *, student_id: int, query: str, language: str, limit: int, stats: dict[str, Any] | None = None
+    *,
+    student_id: int,
+    query: str,
+    language: str,
+    limit: int,
+    stats: dict[str, Any] | None = None,
+    pg_stats_rows: list[Any] | None = None,
 ) -> list[tuple[int, float]]:
     """The student's active memories that match `query`, best first, as (memory id, score).
 
@@ -330,13 +341,15 @@ def search(
     A query with no searchable word returns nothing. `stats`, if given, receives
     "document_frequencies" as `document_frequencies` returns them for the query's terms when the
     search reads them anyway (PostgreSQL), which spares recall's topic text a query.
+    `pg_stats_rows` (PostgreSQL): the rows of PG_STATS_SQL for `query_terms(query)` if the caller
+    read them already (recall reads them with the vector cache's version, in one round trip).
     """
-    terms = list(dict.fromkeys(analyse(query, language)))
+    terms = query_terms(query, language)
     if not terms or limit <= 0:
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            return _pg_search(cursor, student_id, terms, limit, stats)
+            return _pg_search(cursor, student_id, terms, limit, stats, pg_stats_rows)
         match = f"scope : {_scope(student_id)} AND body : ({' OR '.join(_fts5_quote(t) for t in terms)})"
         cursor.execute(
             "SELECT rowid, bm25(memory_fts, 0.0, 1.0) AS rank FROM memory_fts "
@@ -370,6 +383,10 @@ FROM memory_student_stats s
 LEFT JOIN memory_term_stats t ON t.student_id = s.student_id AND t.term = ANY(%(terms)s::text[])
 WHERE s.student_id = %(student)s
 """
+# For a caller that reads the statistics within a statement of its own (parameters: student, terms):
+# no row if the student has nothing indexed, else (n_docs, total_len, term, df) per stored term,
+# one (n_docs, total_len, NULL, NULL) row if none of the terms is.
+PG_STATS_SQL = _PG_STATS
 
 # Every constant is cast to float8: with client-side binding a bare 0.75 is a numeric literal, and
 # `0.75 * p.doc_len` would be computed in numeric on every posting (a third of the query's time
@@ -423,12 +440,18 @@ search_paths: Counter[str] = Counter()
 
 
 def _pg_search(
-    cursor: Any, student_id: int, terms: list[str], limit: int, stats: dict[str, Any] | None = None
+    cursor: Any,
+    student_id: int,
+    terms: list[str],
+    limit: int,
+    stats: dict[str, Any] | None = None,
+    rows: list[Any] | None = None,
 ) -> list[tuple[int, float]]:
-    cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
-    rows = cursor.fetchall()
+    if rows is None:
+        cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
+        rows = cursor.fetchall()
     if stats is not None:  # read on the way: what document_frequencies would return
-        stats["document_frequencies"] = _pg_frequencies(rows, terms)
+        stats["document_frequencies"] = pg_frequencies(rows, terms)
     if not rows or not rows[0][0]:
         return []
     n_docs, total_len = float(rows[0][0]), float(rows[0][1])

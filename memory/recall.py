@@ -181,9 +181,13 @@ class VectorCache:
             row = cursor.fetchone()
         return (row[0], row[1]) if row else (None, None)
 
-    def get(self, student_id: int, model: str, *, use_cache: bool = True) -> StudentVectors:
+    def get(
+        self, student_id: int, model: str, *, use_cache: bool = True, version: tuple[Any, Any] | None = None
+    ) -> StudentVectors:
+        """The student's vectors; `version`: what `version` returns, if the caller read it already."""
         key = (student_id, model)
-        version = self.version(student_id, model)
+        if version is None:
+            version = self.version(student_id, model)
         if use_cache:
             with self._lock:
                 cached = self._data.get(key)
@@ -206,6 +210,23 @@ _VERSION_SQL = (
     "SELECT (SELECT max(updated_at) FROM memory_memoryembedding WHERE student_id = %s AND model = %s),"
     " (SELECT max(updated_at) FROM memory_aimemory WHERE student_id = %s)"
 )
+
+# PostgreSQL: the version and the lexical search's statistics (fts.PG_STATS_SQL) in one round
+# trip. Always one row at least: (embedded, written, NULL...) when the student has nothing indexed.
+_VERSION_AND_STATS_SQL = (
+    "SELECT v.embedded, v.written, x.* FROM (SELECT"
+    " (SELECT max(updated_at) FROM memory_memoryembedding WHERE student_id = %(student)s AND model = %(model)s)"
+    " AS embedded, (SELECT max(updated_at) FROM memory_aimemory WHERE student_id = %(student)s) AS written) v"
+    " LEFT JOIN LATERAL ({stats}) x ON true"
+).replace("{stats}", fts.PG_STATS_SQL)
+
+
+def version_and_statistics(*, student_id: int, model: str, terms: list[str]) -> tuple[tuple[Any, Any], list[Any]]:
+    """PostgreSQL: (the vector cache's version, the rows of fts.PG_STATS_SQL for `terms`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_VERSION_AND_STATS_SQL, {"student": student_id, "model": model, "terms": terms})
+        rows = cursor.fetchall()
+    return (rows[0][0], rows[0][1]), [row[2:] for row in rows if row[2] is not None]
 
 
 def load_vectors(*, student_id: int, model: str, version: tuple[Any, Any]) -> StudentVectors:
@@ -281,12 +302,31 @@ def recall(
     now = now or timezone.now()
     timings: dict[str, float] = {}
 
-    lexical: list[tuple[int, float]] = []
+    chosen: embeddings.Embedder | bool | None = None
+    version: tuple[Any, Any] | None = None
+    stats_rows: list[Any] | None = None
     search_stats: dict[str, Any] = {}  # statistics the lexical search read (reused by the topic text)
+    if strategy in ("semantic", "hybrid"):
+        chosen = embeddings.get_embedder() if embedder is True else embedder
+        if chosen and connection.vendor == "postgresql":
+            # The vector cache's version and the query terms' statistics in one round trip.
+            assert not isinstance(chosen, bool)
+            t = time.perf_counter()
+            terms = fts.query_terms(query, language)
+            version, stats_rows = version_and_statistics(student_id=student_id, model=chosen.name, terms=terms)
+            search_stats["document_frequencies"] = fts.pg_frequencies(stats_rows, terms)
+            timings["stats_ms"] = (time.perf_counter() - t) * 1000
+
+    lexical: list[tuple[int, float]] = []
     if strategy in ("lexical", "hybrid"):
         t = time.perf_counter()
         lexical = fts.search(
-            student_id=student_id, query=query, language=language, limit=config.lexical_depth, stats=search_stats
+            student_id=student_id,
+            query=query,
+            language=language,
+            limit=config.lexical_depth,
+            stats=search_stats,
+            pg_stats_rows=stats_rows,
         )
         timings["lexical_ms"] = (time.perf_counter() - t) * 1000
 
@@ -306,8 +346,9 @@ def recall(
             now=now,
             query_vector=query_vector,
             topic_vector=topic_vector,
-            embedder=embedder,
+            embedder=chosen,
             use_cache=use_cache,
+            version=version,
             timings=timings,
         )
         timings["semantic_ms"] = (time.perf_counter() - t) * 1000 - embed_ms
@@ -397,8 +438,10 @@ def _semantic(
     embedder: embeddings.Embedder | bool | None,
     use_cache: bool,
     timings: dict[str, float],
+    version: tuple[Any, Any] | None = None,
 ) -> tuple[list[tuple[int, float]], SemanticScores | None, str, float]:
-    """(candidates, every memory's score, why degraded or "", ms spent embedding the query)."""
+    """(candidates, every memory's score, why degraded or "", ms spent embedding the query).
+    `version`: the vector cache's version if recall read it already."""
     chosen = embeddings.get_embedder() if embedder is True else embedder
     if chosen is None or chosen is False:
         return [], None, "no embedder configured", 0.0
@@ -423,7 +466,7 @@ def _semantic(
             if topic and topic_vector is None:
                 topic_vector = embedded[0]
         t = time.perf_counter()
-        vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache)
+        vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache, version=version)
         timings["vectors_ms"] = (time.perf_counter() - t) * 1000
     except embeddings.EmbedderUnavailable as exc:
         logger.warning("recall: embedder unavailable, lexical only: %s", exc)

@@ -30,6 +30,8 @@ from memory.recall import (
     related_ids,
     topic_query,
     topic_text,
+    vector_cache,
+    version_and_statistics,
 )
 from memory.selectors import memories_for_turn
 from memory.services import memory_embeddings_write
@@ -214,6 +216,11 @@ def test_topic_signal_lifts_the_memory_about_the_topic(school):
     assert embedder.calls == [[query, "fractions"]]
     if connection.vendor == "postgresql":
         assert sum("memory_term_stats" in q["sql"] for q in queries.captured_queries) == 1
+
+    if connection.vendor == "postgresql":
+        # The vector cache's version is read with those statistics: no statement of its own.
+        assert not any("memory_memoryembedding" in q["sql"] and "memory_term_stats" not in q["sql"]
+                       for q in queries.captured_queries)
 
     # A query with nothing common is embedded alone (its topic is itself).
     embedder.calls.clear()
@@ -463,3 +470,23 @@ def test_block_cost_from_stored_counts_is_an_upper_bound(source):
     )
     estimate = memory_block_tokens(memories)
     assert actual <= estimate <= actual + 30 * len(memories)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL: the version and the statistics in one read")
+def test_version_and_statistics_read_together_match_the_separate_reads(school):
+    """One statement returns what the vector cache's version check and the lexical search's
+    statistics read return apart, also for a student with nothing indexed or no term stored."""
+    alice, bob = school["alice"], school["bob"]
+    note(alice, "Fractions with pizza slices", "Halves and quarters.")
+    note(alice, "Fractions on a number line", "Thirds.")
+    embedder = CountingEmbedder()
+    memory_embeddings_write(memory_ids=list(AIMemory.objects.filter(student=alice).values_list("pk", flat=True)),
+                            embedder=embedder)
+    cases = [(alice, ["fraction", "half", "volcano"]), (alice, ["volcano"]), (alice, []), (bob, ["fraction"])]
+    for student, terms in cases:
+        version, rows = version_and_statistics(student_id=student.pk, model=embedder.name, terms=terms)
+        assert version == vector_cache.version(student.pk, embedder.name)
+        with connection.cursor() as cursor:
+            cursor.execute(fts.PG_STATS_SQL, {"student": student.pk, "terms": terms})
+            assert sorted(rows, key=repr) == sorted(cursor.fetchall(), key=repr)
+        assert fts.pg_frequencies(rows, terms) == fts.document_frequencies(student_id=student.pk, terms=terms)
