@@ -428,6 +428,28 @@ ORDER BY score DESC, c.memory_id DESC
 LIMIT %(limit)s
 """.replace("{bm25}", _PG_BM25_TERM)
 
+# With one term to scan, each memory has one posting of it at most: no grouping (the sum of one
+# posting's score is that score, so the scores are the same).
+_PG_PARTIAL_GROUPED = """
+    SELECT p.memory_id, sum({bm25}) AS score
+    FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS q(term, idf)
+    JOIN memory_posting p ON p.student_id = %(student)s AND p.term = q.term
+    GROUP BY p.memory_id
+""".replace("{bm25}", _PG_BM25_TERM)
+_PG_PARTIAL_ONE = """
+    SELECT p.memory_id, {bm25} AS score
+    FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS q(term, idf)
+    JOIN memory_posting p ON p.student_id = %(student)s AND p.term = q.term
+""".replace("{bm25}", _PG_BM25_TERM)
+_PG_BM25_PRUNED_ONE = _PG_BM25_PRUNED.replace(_PG_PARTIAL_GROUPED, _PG_PARTIAL_ONE)
+_PG_BM25_ONE = """
+SELECT p.memory_id, {bm25} AS score
+FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS q(term, idf)
+JOIN memory_posting p ON p.student_id = %(student)s AND p.term = q.term
+ORDER BY score DESC, p.memory_id DESC
+LIMIT %(limit)s
+""".replace("{bm25}", _PG_BM25_TERM)
+
 # The split: the rarest terms until their postings number PRUNE_COVER x limit are always
 # scanned; the top's score is then guessed as PRUNE_THRESHOLD x the idf of the last of them, and
 # the commonest terms whose bounds add up to less than that guess are left out of the scan.
@@ -476,7 +498,7 @@ def _pg_search(
     if rest:
         bound = sum(idf[t] for t in rest) * (BM25_K1 + 1)
         cursor.execute(
-            _PG_BM25_PRUNED,
+            _PG_BM25_PRUNED_ONE if len(essential) == 1 else _PG_BM25_PRUNED,
             {
                 **params,
                 "terms": essential,
@@ -492,7 +514,8 @@ def _pg_search(
             return found
     search_paths["fallback" if rest else "full"] += 1
     all_terms = [term for _, term in dfs]
-    cursor.execute(_PG_BM25_ALL, {**params, "terms": all_terms, "idf": [idf[t] for t in all_terms]})
+    statement = _PG_BM25_ONE if len(all_terms) == 1 else _PG_BM25_ALL
+    cursor.execute(statement, {**params, "terms": all_terms, "idf": [idf[t] for t in all_terms]})
     return [(int(pk), float(score)) for pk, score in cursor.fetchall()]
 
 

@@ -273,6 +273,30 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune
         assert fts.search_paths["pruned"] >= 2 and fts.search_paths["fallback"] >= 1, fts.search_paths
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's BM25 statements")
+def test_one_scanned_term_skips_the_grouping_with_the_same_rows(school, monkeypatch):
+    """With one term to scan (a one-word query, or one rare word and common ones left to key
+    lookups) the statement has no GROUP BY; its rows are exactly the grouped statement's."""
+    alice = school["alice"]
+    for i in range(30):
+        extra = " practice" * (i % 3) + (" dyslexia" if i % 7 == 0 else "")
+        note(alice, f"Lesson {i} on fractions", f"The student worked on homework{extra}. Session {i}.")
+    queries = ["dyslexia", "homework", "dyslexia homework practice", "dyslexia practice session", "zebra dyslexia"]
+
+    def searches() -> list[list[tuple[int, float]]]:
+        return [fts.search(student_id=alice.pk, query=q, language="en", limit=limit)
+                for q in queries for limit in (3, 10)]
+
+    monkeypatch.setattr(fts, "PRUNE_COVER", 0)  # the rarest term alone is scanned
+    fts.search_paths.clear()
+    ungrouped = searches()
+    assert fts.search_paths["pruned"] >= 1 and fts.search_paths["full"] >= 1, fts.search_paths
+    monkeypatch.setattr(fts, "_PG_BM25_ONE", fts._PG_BM25_ALL)
+    monkeypatch.setattr(fts, "_PG_BM25_PRUNED_ONE", fts._PG_BM25_PRUNED)
+    assert searches() == ungrouped
+    assert any(ungrouped)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_memories_written_at_once_keep_statistics_consistent(school):
     """Two writers for one student at the same time: both indexed, statistics add up."""
