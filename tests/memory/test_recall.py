@@ -219,8 +219,9 @@ def test_topic_signal_lifts_the_memory_about_the_topic(school):
 
     if connection.vendor == "postgresql":
         # The vector cache's version is read with those statistics: no statement of its own.
-        assert not any("memory_memoryembedding" in q["sql"] and "memory_term_stats" not in q["sql"]
+        assert not any("max(updated_at) FROM memory_memoryembedding" in q["sql"] and "memory_term_stats" not in q["sql"]
                        for q in queries.captured_queries)
+        assert any("max(updated_at) FROM memory_memoryembedding" in q["sql"] for q in queries.captured_queries)
 
     # A query with nothing common is embedded alone (its topic is itself).
     embedder.calls.clear()
