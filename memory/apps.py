@@ -1,6 +1,7 @@
 from typing import Any
 
 from django.apps import AppConfig
+from django.conf import settings
 from django.db.models.signals import post_migrate
 
 
@@ -18,3 +19,22 @@ class MemoryConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_prune_search_index, sender=self)
+        limit_blas_threads(settings.NUMPY_BLAS_THREADS)
+
+
+def limit_blas_threads(threads: int) -> None:
+    """Run numpy's BLAS (OpenBLAS) on `threads` threads in this process (0: leave it alone).
+
+    Recall's products are small (10,000 x 384 memory vectors, a few thousand sentence vectors).
+    Split over the cores of a machine that also runs the database, the web server and the worker,
+    a product waits for a time slice on every core: bench/recall_latency.py measured 8 ms for a
+    product that takes 0.3 ms on one thread. A web or worker process serves its concurrency with
+    processes and threads of its own, not with BLAS threads. Only OpenBLAS is limited: torch
+    (the local embedder) keeps its own thread pool.
+    """
+    if threads <= 0:
+        return
+    import numpy  # noqa: F401  (loads OpenBLAS: threadpoolctl only sees loaded libraries)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads, user_api="blas")

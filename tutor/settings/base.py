@@ -274,6 +274,9 @@ EMBEDDINGS_RETRY_BACKOFF_SECONDS = env_float("EMBEDDINGS_RETRY_BACKOFF_SECONDS",
 EMBEDDINGS_SWEEP_BATCH = env_int("EMBEDDINGS_SWEEP_BATCH", 500)
 # Students whose decoded vectors each process keeps in memory (384 floats = 1.5 KB a memory).
 EMBEDDINGS_CACHE_STUDENTS = env_int("EMBEDDINGS_CACHE_STUDENTS", 256)
+# numpy's BLAS threads per process (memory.apps.limit_blas_threads); 0 leaves OpenBLAS's default
+# (one per core), which makes recall's small products wait for every core on a loaded machine.
+NUMPY_BLAS_THREADS = env_int("NUMPY_BLAS_THREADS", 1)
 
 # seed_demo writes demo accounts only where this is on (DEBUG by default).
 ALLOW_DEMO_DATA = env_bool("ALLOW_DEMO_DATA", DEBUG)
