@@ -56,17 +56,15 @@ memories' query checks it on each row, see `related_ids`).
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -319,29 +317,10 @@ def recall(
             search_stats["document_frequencies"] = fts.pg_frequencies(stats_rows, terms)
             timings["stats_ms"] = (time.perf_counter() - t) * 1000
 
-    semantic: list[tuple[int, float]] = []
-    scores: SemanticScores | None = None
-    degraded = ""
-    embed_ms = 0.0
-    job: _SemanticJob | None = None
-    if strategy in ("semantic", "hybrid"):
-        job, degraded = _semantic_prepare(
-            student_id=student_id,
-            query=query,
-            language=language,
-            frequencies=search_stats.get("document_frequencies"),
-            config=config,
-            query_vector=query_vector,
-            topic_vector=topic_vector,
-            embedder=chosen,
-            use_cache=use_cache,
-            version=version,
-            timings=timings,
-        )
-
-    def lexical_search() -> list[tuple[int, float]]:
+    lexical: list[tuple[int, float]] = []
+    if strategy in ("lexical", "hybrid"):
         t = time.perf_counter()
-        found = fts.search(
+        lexical = fts.search(
             student_id=student_id,
             query=query,
             language=language,
@@ -350,25 +329,32 @@ def recall(
             pg_stats_rows=stats_rows,
         )
         timings["lexical_ms"] = (time.perf_counter() - t) * 1000
-        return found
 
-    def semantic_search() -> _SemanticResult:
-        assert job is not None
+    semantic: list[tuple[int, float]] = []
+    scores: SemanticScores | None = None
+    degraded = ""
+    embed_ms = 0.0
+    if strategy in ("semantic", "hybrid"):
         t = time.perf_counter()
-        result = _semantic_compute(job, depth=config.semantic_depth, config=config, now=now)
-        timings["semantic_ms"] = (time.perf_counter() - t) * 1000 - result[3]
-        return result
-
-    lexical: list[tuple[int, float]] = []
-    if strategy in ("lexical", "hybrid") and job is not None:
-        lexical, (semantic, scores, degraded, embed_ms) = _overlap(lexical_search, semantic_search)
-    elif strategy in ("lexical", "hybrid"):
-        lexical = lexical_search()
-    elif job is not None:
-        semantic, scores, degraded, embed_ms = semantic_search()
-    if degraded and strategy == "semantic":
-        # Semantic asked for but impossible: lexical is the fallback, never nothing.
-        lexical = fts.search(student_id=student_id, query=query, language=language, limit=config.lexical_depth)
+        semantic, scores, degraded, embed_ms = _semantic(
+            student_id=student_id,
+            query=query,
+            language=language,
+            frequencies=search_stats.get("document_frequencies"),
+            depth=config.semantic_depth,
+            config=config,
+            now=now,
+            query_vector=query_vector,
+            topic_vector=topic_vector,
+            embedder=chosen,
+            use_cache=use_cache,
+            version=version,
+            timings=timings,
+        )
+        timings["semantic_ms"] = (time.perf_counter() - t) * 1000 - embed_ms
+        if degraded and strategy == "semantic":
+            # Semantic asked for but impossible: lexical is the fallback, never nothing.
+            lexical = fts.search(student_id=student_id, query=query, language=language, limit=config.lexical_depth)
 
     if lexical and config.decay_half_life_days > 0:
         lexical = _decay_lexical(lexical, config=config, now=now)
@@ -438,77 +424,29 @@ def topic_query(
     return topic_text(query, language=language, n_docs=n_docs, dfs=dfs, share=config.topic_common_share)
 
 
-_pool: ThreadPoolExecutor | None = None
-_pool_pid = 0
-_pool_lock = threading.Lock()
-
-_Main = TypeVar("_Main")
-_Side = TypeVar("_Side")
-
-
-def _overlap(main: Callable[[], _Main], side: Callable[[], _Side]) -> tuple[_Main, _Side]:
-    """(main(), side()), with `side` on a pool thread while `main` runs on the caller's.
-
-    `main` is the lexical search: it runs on the caller's database connection (its transaction,
-    its test database) and mostly waits for the database server. `side` is the semantic signal's
-    embedding and products, which touch no database and release the GIL in the embedder and in
-    numpy. So the two overlap: a hybrid recall costs about the slower of the two instead of their
-    sum. RECALL_SEMANTIC_THREADS = 0 runs them one after the other on the caller's thread.
-    """
-    global _pool, _pool_pid
-    workers = settings.RECALL_SEMANTIC_THREADS
-    if workers <= 0:
-        return main(), side()
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():  # a forked worker process needs its own threads
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recall-semantic")
-            _pool_pid = os.getpid()
-        future = _pool.submit(side)
-    try:
-        first = main()
-    finally:
-        second = future.result()  # waited for even if main failed: nothing is left running
-    return first, second
-
-
-@dataclass(frozen=True)
-class _SemanticJob:
-    """What the semantic signal needs once the database has been read: it computes without it."""
-
-    embedder: embeddings.Embedder
-    query: str
-    topic: str | None
-    vectors: StudentVectors
-    query_vector: np.ndarray | None
-    topic_vector: np.ndarray | None
-
-
-# (candidates, every memory's score, why degraded or "", ms spent embedding the query)
-_SemanticResult = tuple[list[tuple[int, float]], "SemanticScores | None", str, float]
-
-
-def _semantic_prepare(
+def _semantic(
     *,
     student_id: int,
     query: str,
     language: str,
     frequencies: tuple[int, dict[str, int]] | None,
+    depth: int,
     config: RecallConfig,
+    now: datetime,
     query_vector: np.ndarray | None,
     topic_vector: np.ndarray | None,
     embedder: embeddings.Embedder | bool | None,
     use_cache: bool,
     timings: dict[str, float],
     version: tuple[Any, Any] | None = None,
-) -> tuple[_SemanticJob | None, str]:
-    """The database part of the semantic signal, on the caller's connection: the topic text (its
-    document frequencies) and the student's vectors (the cache's version, a load on a miss).
-    Returns (the job, "") or (None, why there is no semantic signal). `version`: the vector
-    cache's version if recall read it already."""
+) -> tuple[list[tuple[int, float]], SemanticScores | None, str, float]:
+    """(candidates, every memory's score, why degraded or "", ms spent embedding the query).
+    `version`: the vector cache's version if recall read it already."""
     chosen = embeddings.get_embedder() if embedder is True else embedder
     if chosen is None or chosen is False:
-        return None, "no embedder configured"
+        return [], None, "no embedder configured", 0.0
     assert not isinstance(chosen, bool)
+    embed_ms = 0.0
     topic = None
     if config.topic_weight > 0:
         t = time.perf_counter()
@@ -517,41 +455,27 @@ def _semantic_prepare(
         )
         timings["topic_ms"] = (time.perf_counter() - t) * 1000
     try:
-        t = time.perf_counter()
-        vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache, version=version)
-        timings["vectors_ms"] = (time.perf_counter() - t) * 1000
-    except Exception as exc:
-        # Recall is a bonus: vectors that cannot be read (a row of another dimension, a broken
-        # cache) must not fail the chat. Logged with its traceback; the lexical signal still runs.
-        logger.exception("recall: the student's vectors could not be read, lexical only")
-        return None, f"semantic search failed: {type(exc).__name__}"
-    return _SemanticJob(chosen, query, topic, vectors, query_vector, topic_vector), ""
-
-
-def _semantic_compute(job: _SemanticJob, *, depth: int, config: RecallConfig, now: datetime) -> _SemanticResult:
-    """The rest of the semantic signal: embedding the query (and its topic text, in one call)
-    and the products. Touches no database, so it can run on another thread while the lexical
-    search runs on the caller's connection (`_overlap`). Never raises for an embedder failure."""
-    query_vector, topic_vector, topic = job.query_vector, job.topic_vector, job.topic
-    embed_ms = 0.0
-    try:
-        texts = ([job.query] if query_vector is None else []) + ([topic] if topic and topic_vector is None else [])
+        # The query and its topic text are embedded in one call.
+        texts = ([query] if query_vector is None else []) + ([topic] if topic and topic_vector is None else [])
         if texts:
             t = time.perf_counter()
-            embedded = job.embedder.embed(texts)
+            embedded = chosen.embed(texts)
             embed_ms = (time.perf_counter() - t) * 1000
             if query_vector is None:
                 query_vector, embedded = embedded[0], embedded[1:]
             if topic and topic_vector is None:
                 topic_vector = embedded[0]
+        t = time.perf_counter()
+        vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache, version=version)
+        timings["vectors_ms"] = (time.perf_counter() - t) * 1000
     except embeddings.EmbedderUnavailable as exc:
         logger.warning("recall: embedder unavailable, lexical only: %s", exc)
         return [], None, f"embedder unavailable: {exc}", embed_ms
     except Exception as exc:
-        # A broken embedder (bad model files, out of memory) must not fail the chat either.
+        # Recall is a bonus: a broken embedder (bad model files, out of memory) must not fail
+        # the chat. Logged with its traceback; the lexical signal still runs.
         logger.exception("recall: semantic search failed, lexical only")
         return [], None, f"semantic search failed: {type(exc).__name__}", embed_ms
-    vectors = job.vectors
     if vectors.ids.size == 0:
         return [], None, "", embed_ms
     q = np.asarray(query_vector, dtype=np.float32)

@@ -4,7 +4,6 @@ budget, recall_eval."""
 from __future__ import annotations
 
 import json
-import threading
 import zlib
 from datetime import UTC, date, datetime, timedelta
 
@@ -176,43 +175,6 @@ class CountingEmbedder(WordsEmbedder):
     def embed(self, texts: list[str]) -> np.ndarray:
         self.calls.append(list(texts))
         return super().embed(texts)
-
-
-class ThreadRecordingEmbedder(WordsEmbedder):
-    def __init__(self) -> None:
-        self.threads: list[str] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.threads.append(threading.current_thread().name)
-        return super().embed(texts)
-
-
-def test_the_semantic_signal_runs_beside_the_lexical_search(school, settings):
-    """The query embedding and the vector products run on a pool thread while the lexical search
-    runs on the request's own connection (which sees this test's uncommitted memories); the
-    result is the one computed on a single thread."""
-    alice = school["alice"]
-    memories = [
-        note(alice, "Alice compared equivalent fractions today", "Equivalent fractions on a number line."),
-        note(alice, "Alice worked on decimals and percentages", "She turned fractions into percentages."),
-        note(alice, "Alice read the class novel aloud", "A chapter of the class novel, read aloud."),
-        note(alice, "Alice measured angles in geometry", "Angles of a triangle with a protractor."),
-    ]
-    embedder = ThreadRecordingEmbedder()
-    memory_embeddings_write(memory_ids=[m.pk for m in memories], embedder=embedder)
-    embedder.threads.clear()
-
-    settings.RECALL_SEMANTIC_THREADS = 0
-    alone = recall(student_id=alice.pk, query="fractions and percentages", embedder=embedder)
-    settings.RECALL_SEMANTIC_THREADS = 2
-    beside = recall(student_id=alice.pk, query="fractions and percentages", embedder=embedder)
-
-    assert alone.mode == beside.mode == "hybrid"
-    assert [(h.memory_id, h.score) for h in beside.hits] == [(h.memory_id, h.score) for h in alone.hits]
-    assert beside.ids[:2] == [memories[1].pk, memories[0].pk]
-    assert embedder.threads[0] == threading.current_thread().name
-    assert embedder.threads[1].startswith("recall-semantic")
-    assert {"lexical_ms", "semantic_ms"} <= beside.timings.keys()
 
 
 def test_topic_signal_lifts_the_memory_about_the_topic(school):

@@ -259,9 +259,6 @@ RECALL_SENTENCE_SHORTLIST = env_int("RECALL_SENTENCE_SHORTLIST", 200)
 RECALL_TOPIC_WEIGHT = env_float("RECALL_TOPIC_WEIGHT", 0.6)
 RECALL_TOPIC_COMMON_SHARE = env_float("RECALL_TOPIC_COMMON_SHARE", 0.5)
 RECALL_TOPIC_MIN_MEMORIES = env_int("RECALL_TOPIC_MIN_MEMORIES", 5)
-# Threads per process that compute the semantic signal (query embedding, vector products) while
-# the lexical search runs on the request's database connection; 0 runs both on the request's thread.
-RECALL_SEMANTIC_THREADS = env_int("RECALL_SEMANTIC_THREADS", 4)
 
 # --- Embeddings (memory.embeddings) ----------------------------------------------------------------
 # auto: the local model if requirements-embeddings.txt is installed, else none (lexical recall).
