@@ -273,7 +273,7 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune
         assert fts.search_paths["pruned"] >= 2 and fts.search_paths["fallback"] >= 1, fts.search_paths
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's BM25 statements")
+@pytest.mark.postgresql_only
 def test_one_scanned_term_skips_the_grouping_with_the_same_rows(school, monkeypatch):
     """With one term to scan (a one-word query, or one rare word and common ones left to key
     lookups) the statement has no GROUP BY; its rows are exactly the grouped statement's."""

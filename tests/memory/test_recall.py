@@ -473,7 +473,7 @@ def test_block_cost_from_stored_counts_is_an_upper_bound(source):
     assert actual <= estimate <= actual + 30 * len(memories)
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL: the version and the statistics in one read")
+@pytest.mark.postgresql_only
 def test_version_and_statistics_read_together_match_the_separate_reads(school):
     """One statement returns what the vector cache's version check and the lexical search's
     statistics read return apart, also for a student with nothing indexed or no term stored."""
