@@ -493,51 +493,26 @@ def _pg_search(
         "b": BM25_B,
         "avgdl": max(total_len / n_docs, 1.0),
     }
-    # Candidates come from the terms that are not in most of the student's memories (CommonTerms,
-    # as Lucene's CommonTermsQuery): a term in more than RECALL_LEXICAL_COMMON_SHARE of them (their
-    # name, "practice") only scores the memories the rarer terms found. Its postings are most of
-    # the student's memories and its weight (idf) is next to nothing; a memory that matches it
-    # alone is no lexical evidence, and the semantic signal still sees it. A query of common
-    # words only is searched on all of them. Only from RECALL_LEXICAL_COMMON_MIN_MEMORIES
-    # memories: below, scanning a common word costs little, and in a handful of memories a word
-    # in two of three still tells them apart.
-    share = settings.RECALL_LEXICAL_COMMON_SHARE
-    if n_docs < settings.RECALL_LEXICAL_COMMON_MIN_MEMORIES:
-        share = 1.0
-    rare = [(df, term) for df, term in dfs if df <= share * n_docs]
-    searched = rare or dfs
-    scored_only = [term for df, term in dfs if rare and df > share * n_docs]
-    # MaxScore over the searched terms: scan the rarest ones' postings, look the others up by key.
-    essential, rest = _pg_split(searched, idf, limit)
-    lookups = rest + scored_only
-
-    def bound(terms: list[str]) -> float:
-        return sum(idf[t] for t in terms) * (BM25_K1 + 1)
-
-    def pruned(scanned: list[str], looked_up: list[str]) -> list[tuple[int, float]]:
+    # Scan the rare terms' postings; look the common ones up by key.
+    essential, rest = _pg_split(dfs, idf, limit)
+    if rest:
+        bound = sum(idf[t] for t in rest) * (BM25_K1 + 1)
         cursor.execute(
-            _PG_BM25_PRUNED_ONE if len(scanned) == 1 else _PG_BM25_PRUNED,
+            _PG_BM25_PRUNED_ONE if len(essential) == 1 else _PG_BM25_PRUNED,
             {
                 **params,
-                "terms": scanned,
-                "idf": [idf[t] for t in scanned],
-                "rest_terms": looked_up,
-                "rest_idf": [idf[t] for t in looked_up],
-                "rest": bound(looked_up),
+                "terms": essential,
+                "idf": [idf[t] for t in essential],
+                "rest_terms": rest,
+                "rest_idf": [idf[t] for t in rest],
+                "rest": bound,
             },
         )
-        return [(int(pk), float(score)) for pk, score in cursor.fetchall()]
-
-    if lookups:
-        found = pruned(essential, lookups)
-        # Exact when no searched term was skipped (every candidate holds an essential term), or
-        # when the limit-th score beats anything a memory without an essential term can reach.
-        if not rest or (len(found) == limit and found[-1][1] > bound(lookups)):
+        found = [(int(pk), float(score)) for pk, score in cursor.fetchall()]
+        if len(found) == limit and found[-1][1] > bound:
             search_paths["pruned"] += 1
             return found
     search_paths["fallback" if rest else "full"] += 1
-    if scored_only:
-        return pruned([term for _, term in searched], scored_only)
     all_terms = [term for _, term in dfs]
     statement = _PG_BM25_ONE if len(all_terms) == 1 else _PG_BM25_ALL
     cursor.execute(statement, {**params, "terms": all_terms, "idf": [idf[t] for t in all_terms]})

@@ -217,10 +217,8 @@ def test_prune_orphans_removes_entries_and_fixes_statistics(school):
     assert fts.prune_orphans() == 0
 
 
-def _reference_bm25(student, query: str, common_share: float = 1.0) -> list[tuple[int, float]]:
-    """Okapi BM25 (k1 1.2, b 0.75) over the student's active memories, in Python. With
-    `common_share` < 1, the terms in more than that share of the memories only score the memories
-    that hold one of the query's rarer terms (if it has any)."""
+def _reference_bm25(student, query: str) -> list[tuple[int, float]]:
+    """Okapi BM25 (k1 1.2, b 0.75) over the student's active memories, in Python."""
     docs = {
         m.pk: fts.analyse(fts.memory_text(m.title, m.content), student.language)
         for m in AIMemory.objects.active().filter(student=student)
@@ -229,11 +227,8 @@ def _reference_bm25(student, query: str, common_share: float = 1.0) -> list[tupl
     avgdl = max(sum(len(t) for t in docs.values()) / n, 1.0)
     terms = list(dict.fromkeys(fts.analyse(query, student.language)))
     df = {t: sum(1 for d in docs.values() if t in d) for t in terms}
-    rare = [t for t in terms if 0 < df[t] <= common_share * n]
     scores = {}
     for pk, doc in docs.items():
-        if rare and not any(t in doc for t in rare):
-            continue
         score = 0.0
         for t in terms:
             tf = doc.count(t)
@@ -246,7 +241,7 @@ def _reference_bm25(student, query: str, common_share: float = 1.0) -> list[tupl
 
 
 @pytest.mark.parametrize("prune", ["default", "aggressive"])
-def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, settings, prune):
+def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune):
     """The pruned PostgreSQL query returns exactly the BM25 top (ids and scores) whether the
     query's words are rare, common or both, whether the pruning proves its top or falls back;
     SQLite's FTS5 agrees on the best memory."""
@@ -255,7 +250,6 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, setti
         monkeypatch.setattr(fts, "PRUNE_COVER", 0)
         monkeypatch.setattr(fts, "PRUNE_THRESHOLD", 1e9)
     fts.search_paths.clear()
-    settings.RECALL_LEXICAL_COMMON_MIN_MEMORIES = 10  # common words only score (see below)
     alice = school["alice"]
     topics = ["fractions", "geometry", "reading", "spelling", "division", "algebra"]
     for i in range(36):
@@ -265,7 +259,7 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, setti
     note(alice, "Dyslexia support plan in place", "Needs extra time; reading homework with a ruler.")
     for query in ["dyslexia homework", "homework practice", "reading ruler homework student",
                   "algebra practice session", "student homework", "zebra"]:
-        expected = _reference_bm25(alice, query, settings.RECALL_LEXICAL_COMMON_SHARE)[:5]
+        expected = _reference_bm25(alice, query)[:5]
         found = fts.search(student_id=alice.pk, query=query, language="en", limit=5)
         if connection.vendor == "postgresql":
             assert [pk for pk, _ in found] == [pk for pk, _ in expected], query
@@ -352,7 +346,6 @@ def test_long_query_keeps_its_most_selective_terms_on_postgresql(school, setting
         note(alice, f"Homework session number {i} today", f"The student did homework practice {i}.")
     note(alice, "Dyslexia support plan in place", "Reading homework with a ruler and extra time.")
     query = "homework practice student dyslexia ruler"
-    settings.RECALL_LEXICAL_COMMON_SHARE = 1.0  # every term finds memories (see the next test)
     full = fts.search(student_id=alice.pk, query=query, language="en", limit=20)
     settings.RECALL_MAX_QUERY_TERMS = 2
     capped = fts.search(student_id=alice.pk, query=query, language="en", limit=20)
@@ -363,33 +356,3 @@ def test_long_query_keeps_its_most_selective_terms_on_postgresql(school, setting
         assert len(capped) == 1 and len(full) == 13
     else:
         assert capped == full
-
-
-
-def test_common_words_only_score_what_the_rarer_words_found_on_postgresql(school, settings):
-    """On PostgreSQL a word in more than RECALL_LEXICAL_COMMON_SHARE of the student's memories finds
-    no memory by itself when the query has a rarer word: the memories holding only the common
-    word are left out, the others keep their full BM25 score (the common word's share
-    included). A query of common words only still finds every memory that holds one. Below
-    RECALL_LEXICAL_COMMON_MIN_MEMORIES memories every word finds memories."""
-    settings.RECALL_LEXICAL_COMMON_MIN_MEMORIES = 10
-    alice = school["alice"]
-    for i in range(12):
-        note(alice, f"Homework session number {i} today", f"The student did homework practice {i}.")
-    plan = note(alice, "Dyslexia support plan in place", "Reading homework with a ruler and extra time.")
-    ruler = note(alice, "Geometry with a ruler today", "Measuring angles and lines, no homework.")
-    found = fts.search(student_id=alice.pk, query="homework ruler", language="en", limit=20)
-    common_only = fts.search(student_id=alice.pk, query="homework practice", language="en", limit=20)
-    settings.RECALL_LEXICAL_COMMON_SHARE = 1.0
-    everything = fts.search(student_id=alice.pk, query="homework ruler", language="en", limit=20)
-    settings.RECALL_LEXICAL_COMMON_SHARE = 0.5
-    settings.RECALL_LEXICAL_COMMON_MIN_MEMORIES = 15  # one more than the student has: off
-    small = fts.search(student_id=alice.pk, query="homework ruler", language="en", limit=20)
-    assert small == everything
-    if connection.vendor == "postgresql":
-        assert {pk for pk, _ in found} == {plan.pk, ruler.pk}
-        assert found == [(pk, score) for pk, score in everything if pk in {plan.pk, ruler.pk}]
-        assert [pk for pk, _ in found] == [pk for pk, _ in _reference_bm25(alice, "homework ruler", 0.5)]
-        assert len(common_only) == 14 and len(everything) == 14
-    else:  # FTS5 finds with every word
-        assert found == everything and len(found) == 14

@@ -225,11 +225,6 @@ RECALL_LEXICAL_DEPTH = env_int("RECALL_LEXICAL_DEPTH", 50)
 RECALL_SEMANTIC_DEPTH = env_int("RECALL_SEMANTIC_DEPTH", 50)
 # PostgreSQL lexical search keeps a query's most selective terms (by document frequency).
 RECALL_MAX_QUERY_TERMS = env_int("RECALL_MAX_QUERY_TERMS", 12)
-# PostgreSQL: a query term found in more than this share of the student's memories only scores the
-# memories its rarer terms found (it finds none itself), unless every term of the query is that
-# common. Only for students with at least COMMON_MIN_MEMORIES memories; a share of 1.0 turns it off.
-RECALL_LEXICAL_COMMON_SHARE = env_float("RECALL_LEXICAL_COMMON_SHARE", 0.5)
-RECALL_LEXICAL_COMMON_MIN_MEMORIES = env_int("RECALL_LEXICAL_COMMON_MIN_MEMORIES", 1000)
 # Fusion: weighted sum of z-scored signals (True), or weighted reciprocal rank fusion with
 # RECALL_RRF_K (False; RRF was best at k=5 with a lexical weight of 1.2).
 RECALL_SCORE_FUSION = env_bool("RECALL_SCORE_FUSION", True)
