@@ -295,7 +295,7 @@ def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dic
     terms = list(dict.fromkeys(terms))
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
+            cursor.execute(PG_STATS_SQL, {"student": student_id, "terms": terms})
             return pg_frequencies(cursor.fetchall(), terms)
         scope = f"scope : {_scope(student_id)}"
         matches = [scope] + [f"{scope} AND body : {_fts5_quote(t)}" for t in terms]
@@ -306,7 +306,7 @@ def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dic
 
 
 def pg_frequencies(rows: list[Any], terms: list[str]) -> tuple[int, dict[str, int]]:
-    """(n_docs, {term: df, 0 if none}) from the rows of _PG_STATS."""
+    """(n_docs, {term: df, 0 if none}) from the rows of PG_STATS_SQL."""
     found = {str(term): int(df) for _, _, term, df in rows if term is not None}
     return (int(rows[0][0]) if rows else 0), {term: found.get(term, 0) for term in terms}
 
@@ -377,16 +377,16 @@ def _fts5_quote(term: str) -> str:
 # If the limit-th exact score is above REST, no other memory can enter the top: the result is
 # the exact top. Otherwise the query runs again over all the terms' postings.
 
-_PG_STATS = """
+# The student's statistics and those of the query's terms (parameters: student, terms): no row if
+# the student has nothing indexed, else (n_docs, total_len, term, df) per stored term, one
+# (n_docs, total_len, NULL, NULL) row if none of the terms is. Recall reads it inside a statement
+# of its own too (memory.recall.version_and_statistics).
+PG_STATS_SQL = """
 SELECT s.n_docs, s.total_len, t.term, t.df
 FROM memory_student_stats s
 LEFT JOIN memory_term_stats t ON t.student_id = s.student_id AND t.term = ANY(%(terms)s::text[])
 WHERE s.student_id = %(student)s
 """
-# For a caller that reads the statistics within a statement of its own (parameters: student, terms):
-# no row if the student has nothing indexed, else (n_docs, total_len, term, df) per stored term,
-# one (n_docs, total_len, NULL, NULL) row if none of the terms is.
-PG_STATS_SQL = _PG_STATS
 
 # Every constant is cast to float8: with client-side binding a bare 0.75 is a numeric literal, and
 # `0.75 * p.doc_len` would be computed in numeric on every posting (a third of the query's time
@@ -470,7 +470,7 @@ def _pg_search(
     rows: list[Any] | None = None,
 ) -> list[tuple[int, float]]:
     if rows is None:
-        cursor.execute(_PG_STATS, {"student": student_id, "terms": terms})
+        cursor.execute(PG_STATS_SQL, {"student": student_id, "terms": terms})
         rows = cursor.fetchall()
     if stats is not None:  # read on the way: what document_frequencies would return
         stats["document_frequencies"] = pg_frequencies(rows, terms)

@@ -5,7 +5,8 @@ Hybrid recall, in order:
 2. semantic candidates: cosine similarity between the query's embedding and the student's
    memory vectors (memory.embeddings), top RECALL_SEMANTIC_DEPTH. The vectors are decoded once
    per process into a numpy matrix per student and kept until the student's embeddings change
-   (a version read with two top-1 index lookups per query);
+   (a version read with two top-1 index lookups per query, on PostgreSQL in the same statement as
+   the lexical search's statistics);
 3. optional time decay, applied to each signal's score *before* ranking or standardising it,
    never to the fused score (a fused score is bounded or shifted: multiplying it breaks the
    ranking);
