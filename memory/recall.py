@@ -178,7 +178,7 @@ class VectorCache:
         timestamps changes whenever the decoded matrix would.
         """
         with connection.cursor() as cursor:
-            cursor.execute(_VERSION_SQL, [student_id, model, student_id])
+            cursor.execute(_VERSION_SQL, {"student": student_id, "model": model})
             row = cursor.fetchone()
         return (row[0], row[1]) if row else (None, None)
 
@@ -208,17 +208,14 @@ class VectorCache:
 
 # max() over an index whose leading columns are fixed by equality: both databases read one entry.
 _VERSION_SQL = (
-    "SELECT (SELECT max(updated_at) FROM memory_memoryembedding WHERE student_id = %s AND model = %s),"
-    " (SELECT max(updated_at) FROM memory_aimemory WHERE student_id = %s)"
+    "SELECT (SELECT max(updated_at) FROM memory_memoryembedding WHERE student_id = %(student)s AND model = %(model)s)"
+    " AS embedded, (SELECT max(updated_at) FROM memory_aimemory WHERE student_id = %(student)s) AS written"
 )
 
 # PostgreSQL: the version and the lexical search's statistics (fts.PG_STATS_SQL) in one round
 # trip. Always one row at least: (embedded, written, NULL...) when the student has nothing indexed.
 _VERSION_AND_STATS_SQL = (
-    "SELECT v.embedded, v.written, x.* FROM (SELECT"
-    " (SELECT max(updated_at) FROM memory_memoryembedding WHERE student_id = %(student)s AND model = %(model)s)"
-    " AS embedded, (SELECT max(updated_at) FROM memory_aimemory WHERE student_id = %(student)s) AS written) v"
-    " LEFT JOIN LATERAL ({stats}) x ON true"
+    "SELECT v.*, x.* FROM ({version}) v LEFT JOIN LATERAL ({stats}) x ON true".replace("{version}", _VERSION_SQL)
 ).replace("{stats}", fts.PG_STATS_SQL)
 
 
@@ -303,19 +300,18 @@ def recall(
     now = now or timezone.now()
     timings: dict[str, float] = {}
 
-    chosen: embeddings.Embedder | bool | None = None
+    chosen: embeddings.Embedder | None = None
     version: tuple[Any, Any] | None = None
     stats_rows: list[Any] | None = None
-    search_stats: dict[str, Any] = {}  # statistics the lexical search read (reused by the topic text)
+    frequencies: tuple[int, dict[str, int]] | None = None  # the query terms' (n_docs, dfs), for the topic
     if strategy in ("semantic", "hybrid"):
-        chosen = embeddings.get_embedder() if embedder is True else embedder
-        if chosen and connection.vendor == "postgresql":
+        chosen = embeddings.get_embedder() if embedder is True else (embedder or None)
+        if chosen is not None and connection.vendor == "postgresql":
             # The vector cache's version and the query terms' statistics in one round trip.
-            assert not isinstance(chosen, bool)
             t = time.perf_counter()
             terms = fts.query_terms(query, language)
             version, stats_rows = version_and_statistics(student_id=student_id, model=chosen.name, terms=terms)
-            search_stats["document_frequencies"] = fts.pg_frequencies(stats_rows, terms)
+            frequencies = fts.pg_frequencies(stats_rows, terms)
             timings["stats_ms"] = (time.perf_counter() - t) * 1000
 
     lexical: list[tuple[int, float]] = []
@@ -326,7 +322,6 @@ def recall(
             query=query,
             language=language,
             limit=config.lexical_depth,
-            stats=search_stats,
             pg_stats_rows=stats_rows,
         )
         timings["lexical_ms"] = (time.perf_counter() - t) * 1000
@@ -341,7 +336,7 @@ def recall(
             student_id=student_id,
             query=query,
             language=language,
-            frequencies=search_stats.get("document_frequencies"),
+            frequencies=frequencies,
             depth=config.semantic_depth,
             config=config,
             now=now,
@@ -436,17 +431,17 @@ def _semantic(
     now: datetime,
     query_vector: np.ndarray | None,
     topic_vector: np.ndarray | None,
-    embedder: embeddings.Embedder | bool | None,
+    embedder: embeddings.Embedder | None,
     use_cache: bool,
     timings: dict[str, float],
     version: tuple[Any, Any] | None = None,
 ) -> tuple[list[tuple[int, float]], SemanticScores | None, str, float]:
     """(candidates, every memory's score, why degraded or "", ms spent embedding the query).
-    `version`: the vector cache's version if recall read it already."""
-    chosen = embeddings.get_embedder() if embedder is True else embedder
-    if chosen is None or chosen is False:
+    `embedder`: the one recall resolved; `version`: the vector cache's version if recall read it
+    already."""
+    chosen = embedder
+    if chosen is None:
         return [], None, "no embedder configured", 0.0
-    assert not isinstance(chosen, bool)
     embed_ms = 0.0
     topic = None
     if config.topic_weight > 0:
