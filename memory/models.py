@@ -60,6 +60,8 @@ class AIMemory(models.Model):
     archived_reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The student's memory revision (StudentMemoryRevision) of the last write to this memory.
+    revision = models.BigIntegerField(default=0)
     # Relations used by recall's relation bonus (memory.recall): the memory this one replaces
     # (the older one is archived, the chain stays), and explicit links between memories.
     supersedes = models.ForeignKey(
@@ -73,8 +75,8 @@ class AIMemory(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["student", "status", "-created_at", "-id"], name="memory_student_recent"),
-            # The vector cache's version check reads the student's latest write (memory.recall).
-            models.Index(fields=["student", "updated_at"], name="memory_student_updated"),
+            # The vector cache reads what changed since the revision it holds (memory.recall).
+            models.Index(fields=["student", "revision"], name="memory_student_revision"),
         ]
         constraints = [
             # Exactly one summary per conversation: a redelivered summary task stores nothing new.
@@ -119,16 +121,34 @@ class MemoryEmbedding(models.Model):
     sentence_vectors = models.BinaryField(default=b"")
     text_hash = models.CharField(max_length=64)
     updated_at = models.DateTimeField(auto_now=True)
+    # The student's memory revision (StudentMemoryRevision) of the write that stored this vector.
+    revision = models.BigIntegerField(default=0)
 
     class Meta:
-        # updated_at (and memory_id, which it counts) in the index: the vector cache's version
-        # check is an index-only aggregate (PostgreSQL; SQLite ignores INCLUDE).
-        indexes = [
-            models.Index(
-                fields=["student", "model", "updated_at"], name="embedding_student_model", include=["memory"]
-            )
-        ]
+        # One student's vectors load by the leading column; what changed since a revision by both.
+        indexes = [models.Index(fields=["student", "revision"], name="embedding_student_revision")]
         constraints = [models.CheckConstraint(condition=Q(dim__gt=0), name="embedding_dim_positive")]
 
     def __str__(self) -> str:
         return f"{self.memory_id} ({self.model}, {self.dim})"
+
+
+class StudentMemoryRevision(models.Model):
+    """A counter per student, moved by every write to their memories or vectors.
+
+    Each write takes the next value in its transaction (`memory.services.student_revision_next`)
+    and stamps the rows it writes with it. The counter's row stays locked until that transaction
+    commits, so one student's writes commit in revision order: a reader who sees revision R sees
+    every row stamped R or lower. The vector cache (memory.recall) reads this one row to know
+    whether it is current, and the rows stamped above the revision it holds to catch up, instead
+    of decoding all of a student's vectors again. Deleting memory rows (never done: memories are
+    archived) would have to delete this row too, so that caches start again from zero.
+    """
+
+    student = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    revision = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.student_id}: {self.revision}"

@@ -61,7 +61,8 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import lru_cache
@@ -142,63 +143,141 @@ class RecallResult:
 
 @dataclass(frozen=True)
 class StudentVectors:
-    version: tuple[Any, Any]
-    ids: np.ndarray  # int64 memory ids
+    version: int  # the student's memory revision (StudentMemoryRevision) these vectors reflect
+    ids: np.ndarray  # int64 memory ids, ascending
     matrix: np.ndarray  # (n, dim) float32, rows L2-normalised
     created: np.ndarray  # float64 epoch seconds of each memory's created_at
     sentence_matrix: np.ndarray  # (total sentences, dim) float32, memory by memory
     sentence_start: np.ndarray  # int64 (n,): first row of each memory in sentence_matrix
     sentence_count: np.ndarray  # int64 (n,)
+    # The arrays above are the first rows of these buffers (see _Store).
+    store: _Store | None = field(default=None, compare=False, repr=False)
+
+
+class _Store:
+    """The buffers behind successive StudentVectors of one (student, model), with spare rows.
+
+    Most writes add a memory whose id is the student's highest: the cache then catches up by
+    writing the new rows after the last used one, instead of copying a matrix of 100 MB (10,000
+    memories of 8 sentences). A StudentVectors only sees its first rows, which nothing rewrites;
+    the rows after them are claimed under a lock by one catch-up at a time.
+    """
+
+    def __init__(
+        self, ids: np.ndarray, matrix: np.ndarray, created: np.ndarray, counts: np.ndarray, sentences: np.ndarray
+    ) -> None:
+        n, n_sentences, dim = ids.shape[0], sentences.shape[0], matrix.shape[1]
+        capacity, sentence_capacity = n + max(64, n // 8), n_sentences + max(512, n_sentences // 8)
+        self.ids = np.empty(capacity, np.int64)
+        self.matrix = np.empty((capacity, dim), np.float32)
+        self.created = np.empty(capacity, np.float64)
+        self.counts = np.empty(capacity, np.int64)
+        self.starts = np.empty(capacity, np.int64)
+        self.sentences = np.empty((sentence_capacity, dim), np.float32)
+        self.rows, self.sentence_rows = 0, 0
+        self._lock = threading.Lock()
+        self._write(0, 0, ids, matrix, created, counts, sentences)
+        self.rows, self.sentence_rows = n, n_sentences
+
+    def _write(
+        self, n: int, s: int, ids: np.ndarray, matrix: np.ndarray, created: np.ndarray, counts: np.ndarray,
+        sentences: np.ndarray,
+    ) -> None:
+        k = ids.shape[0]
+        self.ids[n : n + k], self.matrix[n : n + k], self.created[n : n + k] = ids, matrix, created
+        self.counts[n : n + k] = counts
+        self.starts[n : n + k] = s + _starts(counts)
+        self.sentences[s : s + sentences.shape[0]] = sentences
+
+    def vectors(self, version: int, n: int, s: int) -> StudentVectors:
+        return StudentVectors(
+            version, self.ids[:n], self.matrix[:n], self.created[:n], self.sentences[:s], self.starts[:n],
+            self.counts[:n], self,
+        )
+
+    def append(self, base: StudentVectors, fresh: StudentVectors) -> StudentVectors | None:
+        """`base` followed by `fresh`'s rows, written in place; None when `base` is not the last
+        state of this store (another catch-up appended after it) or there is no room left."""
+        n, s = base.ids.shape[0], base.sentence_matrix.shape[0]
+        k, ks = fresh.ids.shape[0], fresh.sentence_matrix.shape[0]
+        with self._lock:
+            if (self.rows, self.sentence_rows) != (n, s) or n + k > self.ids.shape[0] or (
+                s + ks > self.sentences.shape[0]
+            ):
+                return None
+            self.rows, self.sentence_rows = n + k, s + ks
+        self._write(n, s, fresh.ids, fresh.matrix, fresh.created, fresh.sentence_count, fresh.sentence_matrix)
+        return self.vectors(fresh.version, n + k, s + ks)
 
 
 class VectorCache:
-    """Decoded vectors per (student, model), invalidated by the student's latest writes.
+    """Decoded vectors per (student, model), kept current with the student's memory revision.
 
     Re-reading and decoding a student's vectors on every query costs far more than the dot
-    product (see bench/recall_latency.py); the version check is two top-1 index lookups.
-    Archiving or editing a memory deletes its vector row and re-embedding rewrites it, so either
-    changes the version. Bounded to EMBEDDINGS_CACHE_STUDENTS students, least recently used out.
+    product (see bench/recall_latency.py). Every write to a student's memories or vectors takes
+    the student's next revision and stamps its rows with it (memory.services.student_revision_next),
+    so the version check reads one row by primary key, and a cache that is behind reads only the
+    rows stamped above the revision it holds: the memories written, edited or archived since, and
+    the vectors stored since. Those memories leave the cached matrix and come back with their
+    current vector, if they are active and have one of this model. Bounded to
+    EMBEDDINGS_CACHE_STUDENTS students, least recently used out.
+
+    The cache holds committed rows only: what is read inside a transaction (which may hold its
+    own writes, and may roll back) is used for that read and not kept, unless the caller owns the
+    transaction and discards it (`scope`, for the evaluation). The chat reads in autocommit.
     """
 
     def __init__(self) -> None:
         self._data: OrderedDict[tuple[int, str], StudentVectors] = OrderedDict()
         self._lock = threading.Lock()
-        self.loads = 0
+        self._scoped = threading.local()
+        self.loads = 0  # whole loads
+        self.updates = 0  # catch-ups from the rows written since the cached revision
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
 
-    def version(self, student_id: int, model: str) -> tuple[Any, Any]:
-        """(latest vector write, latest memory write) of the student: two top-1 index lookups.
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """Keep what is read inside the caller's transaction, which the caller then rolls back:
+        the cache is emptied when the block ends (`manage.py recall_eval`)."""
+        self._scoped.active = True
+        try:
+            yield
+        finally:
+            self._scoped.active = False
+            self.clear()
 
-        A count of the student's vectors would also see deletions, but it reads the whole index
-        range (5 ms at 10,000 memories on PostgreSQL). Vectors are only deleted when their memory
-        is edited or archived, which moves the memory's `updated_at`: the newest of those two
-        timestamps changes whenever the decoded matrix would.
-        """
+    def version(self, student_id: int) -> int:
+        """The student's memory revision: one primary-key lookup (0 before their first write)."""
         with connection.cursor() as cursor:
-            cursor.execute(_VERSION_SQL, {"student": student_id, "model": model})
+            cursor.execute(_VERSION_SQL, {"student": student_id})
             row = cursor.fetchone()
-        return (row[0], row[1]) if row else (None, None)
+        return int(row[0]) if row else 0
 
-    def get(
-        self, student_id: int, model: str, *, use_cache: bool = True, version: tuple[Any, Any] | None = None
-    ) -> StudentVectors:
+    def get(self, student_id: int, model: str, *, use_cache: bool = True, version: int | None = None) -> StudentVectors:
         """The student's vectors; `version`: what `version` returns, if the caller read it already."""
         key = (student_id, model)
         if version is None:
-            version = self.version(student_id, model)
+            version = self.version(student_id)
+        cached = None
         if use_cache:
             with self._lock:
                 cached = self._data.get(key)
                 if cached is not None and cached.version == version:
                     self._data.move_to_end(key)
                     return cached
-        loaded = load_vectors(student_id=student_id, model=model, version=version)
-        self.loads += 1
-        if use_cache:
+        if cached is not None and cached.version < version:
+            loaded = catch_up(cached, student_id=student_id, model=model, version=version)
+            self.updates += 1
+        else:
+            # Nothing cached, or a revision that went back (the student's rows were deleted).
+            loaded = load_vectors(student_id=student_id, model=model, version=version)
+            self.loads += 1
+        if use_cache and (not connection.in_atomic_block or getattr(self._scoped, "active", False)):
             with self._lock:
+                # Two threads racing may leave the older of their reads: the next one catches up.
                 self._data[key] = loaded
                 self._data.move_to_end(key)
                 while len(self._data) > max(1, settings.EMBEDDINGS_CACHE_STUDENTS):
@@ -206,48 +285,111 @@ class VectorCache:
         return loaded
 
 
-# max() over an index whose leading columns are fixed by equality: both databases read one entry.
 _VERSION_SQL = (
-    "SELECT (SELECT max(updated_at) FROM memory_memoryembedding WHERE student_id = %(student)s AND model = %(model)s)"
-    " AS embedded, (SELECT max(updated_at) FROM memory_aimemory WHERE student_id = %(student)s) AS written"
+    "SELECT COALESCE((SELECT revision FROM memory_studentmemoryrevision WHERE student_id = %(student)s), 0)"
+    " AS revision"
 )
 
 # PostgreSQL: the version and the lexical search's statistics (fts.PG_STATS_SQL) in one round
-# trip. Always one row at least: (embedded, written, NULL...) when the student has nothing indexed.
+# trip. Always one row at least: (revision, NULL...) when the student has nothing indexed.
 _VERSION_AND_STATS_SQL = (
     "SELECT v.*, x.* FROM ({version}) v LEFT JOIN LATERAL ({stats}) x ON true".replace("{version}", _VERSION_SQL)
 ).replace("{stats}", fts.PG_STATS_SQL)
 
 
-def version_and_statistics(*, student_id: int, model: str, terms: list[str]) -> tuple[tuple[Any, Any], list[Any]]:
+def version_and_statistics(*, student_id: int, terms: list[str]) -> tuple[int, list[Any]]:
     """PostgreSQL: (the vector cache's version, the rows of fts.PG_STATS_SQL for `terms`)."""
     with connection.cursor() as cursor:
-        cursor.execute(_VERSION_AND_STATS_SQL, {"student": student_id, "model": model, "terms": terms})
+        cursor.execute(_VERSION_AND_STATS_SQL, {"student": student_id, "terms": terms})
         rows = cursor.fetchall()
-    return (rows[0][0], rows[0][1]), [row[2:] for row in rows if row[2] is not None]
+    return int(rows[0][0]), [row[1:] for row in rows if row[1] is not None]
 
 
-def load_vectors(*, student_id: int, model: str, version: tuple[Any, Any]) -> StudentVectors:
-    rows = list(
+_VECTOR_FIELDS = ("memory_id", "dim", "vector", "memory__created_at", "sentences", "sentence_vectors")
+
+
+def _vector_rows(*, student_id: int, model: str) -> Any:
+    return (
         MemoryEmbedding.objects.filter(student_id=student_id, model=model, memory__status=AIMemory.Status.ACTIVE)
         .order_by("memory_id")
-        .values_list("memory_id", "dim", "vector", "memory__created_at", "sentences", "sentence_vectors")
+        .values_list(*_VECTOR_FIELDS)
     )
-    if not rows:
-        empty = np.zeros(0, np.int64)
-        return StudentVectors(
-            version, empty, np.zeros((0, 1), np.float32), np.zeros(0), np.zeros((0, 1), np.float32), empty, empty
-        )
-    dim = rows[0][1]
+
+
+def _decode(version: int, rows: list[Any], dim: int) -> StudentVectors:
+    """StudentVectors from rows of _VECTOR_FIELDS ordered by memory id (those of `dim` only),
+    as read-only views of the rows' bytes (no store)."""
     rows = [r for r in rows if r[1] == dim]
     n = len(rows)
+    if not n:
+        empty = np.zeros(0, np.int64)
+        return StudentVectors(
+            version, empty, np.zeros((0, dim), np.float32), np.zeros(0), np.zeros((0, dim), np.float32), empty, empty
+        )
     matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(n, dim)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     created = np.fromiter((r[3].timestamp() for r in rows), dtype=np.float64, count=n)
     counts = np.fromiter((r[4] for r in rows), dtype=np.int64, count=n)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     sentence_matrix = np.frombuffer(b"".join(bytes(r[5]) for r in rows), dtype="<f4").reshape(-1, dim)
-    return StudentVectors(version, ids, matrix, created, sentence_matrix, starts, counts)
+    return StudentVectors(version, ids, matrix, created, sentence_matrix, _starts(counts), counts)
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if counts.size else counts
+
+
+def _stored(v: StudentVectors) -> StudentVectors:
+    """`v` copied into a new store (with spare rows for the next catch-ups)."""
+    store = _Store(v.ids, v.matrix, v.created, v.sentence_count, v.sentence_matrix)
+    return store.vectors(v.version, v.ids.shape[0], v.sentence_matrix.shape[0])
+
+
+def load_vectors(*, student_id: int, model: str, version: int) -> StudentVectors:
+    """Every current vector of the student for `model`, decoded (the dimension of the first)."""
+    rows = list(_vector_rows(student_id=student_id, model=model))
+    return _stored(_decode(version, rows, rows[0][1] if rows else 1))
+
+
+def catch_up(cached: StudentVectors, *, student_id: int, model: str, version: int) -> StudentVectors:
+    """`cached` brought to `version` from the rows stamped above `cached.version` (see VectorCache).
+
+    A memory written, edited or archived since, or whose vector was stored since (of any model:
+    re-embedding with another model replaces the row), is dropped from the matrix and read again.
+    Reading rows newer than `version` as well is harmless: they are read again next time. New
+    memories, the usual case, are appended in place (_Store); anything else is copied.
+    """
+    changed = set(
+        AIMemory.objects.filter(student_id=student_id, revision__gt=cached.version).values_list("pk", flat=True)
+    )
+    changed.update(
+        MemoryEmbedding.objects.filter(student_id=student_id, revision__gt=cached.version).values_list(
+            "memory_id", flat=True
+        )
+    )
+    rows = list(_vector_rows(student_id=student_id, model=model).filter(memory_id__in=changed)) if changed else []
+    if not cached.ids.size:
+        return _stored(_decode(version, rows, rows[0][1] if rows else 1))
+    fresh = _decode(version, rows, cached.matrix.shape[1])
+    keep = ~np.isin(cached.ids, np.fromiter(changed, dtype=np.int64, count=len(changed)))
+    if keep.all():
+        if not fresh.ids.size:
+            return replace(cached, version=version)
+        if cached.store is not None and fresh.ids[0] > cached.ids[-1]:
+            appended = cached.store.append(cached, fresh)
+            if appended is not None:
+                return appended
+    ids = np.concatenate([cached.ids[keep], fresh.ids])
+    counts = np.concatenate([cached.sentence_count[keep], fresh.sentence_count])
+    sentences = np.concatenate([cached.sentence_matrix[np.repeat(keep, cached.sentence_count)], fresh.sentence_matrix])
+    matrix = np.concatenate([cached.matrix[keep], fresh.matrix])
+    created = np.concatenate([cached.created[keep], fresh.created])
+    order = np.argsort(ids, kind="stable")
+    if not np.array_equal(order, np.arange(order.size)):
+        # An older memory came back (re-embedded after an edit): back to its place by id.
+        starts = _starts(counts)
+        sentences = np.concatenate([sentences[s : s + c] for s, c in zip(starts[order], counts[order], strict=True)])
+        ids, matrix, created, counts = ids[order], matrix[order], created[order], counts[order]
+    return _stored(StudentVectors(version, ids, matrix, created, sentences, _starts(counts), counts))
 
 
 vector_cache = VectorCache()
@@ -301,7 +443,7 @@ def recall(
     timings: dict[str, float] = {}
 
     chosen: embeddings.Embedder | None = None
-    version: tuple[Any, Any] | None = None
+    version: int | None = None
     stats_rows: list[Any] | None = None
     frequencies: tuple[int, dict[str, int]] | None = None  # the query terms' (n_docs, dfs), for the topic
     if strategy in ("semantic", "hybrid"):
@@ -310,7 +452,7 @@ def recall(
             # The vector cache's version and the query terms' statistics in one round trip.
             t = time.perf_counter()
             terms = fts.query_terms(query, language)
-            version, stats_rows = version_and_statistics(student_id=student_id, model=chosen.name, terms=terms)
+            version, stats_rows = version_and_statistics(student_id=student_id, terms=terms)
             frequencies = fts.pg_frequencies(stats_rows, terms)
             timings["stats_ms"] = (time.perf_counter() - t) * 1000
 
@@ -434,7 +576,7 @@ def _semantic(
     embedder: embeddings.Embedder | None,
     use_cache: bool,
     timings: dict[str, float],
-    version: tuple[Any, Any] | None = None,
+    version: int | None = None,
 ) -> tuple[list[tuple[int, float]], SemanticScores | None, str, float]:
     """(candidates, every memory's score, why degraded or "", ms spent embedding the query).
     `embedder`: the one recall resolved; `version`: the vector cache's version if recall read it

@@ -1,9 +1,10 @@
 """Writes of memories: notes from the save_memory tool, teacher notes, conversation summaries,
 edits and archiving, and the embeddings recall uses.
 
-Every write keeps the full-text index (memory.fts) in sync inside its own transaction, and
-enqueues the memory's embedding after commit (memory.tasks.memory_embed): embeddings are never
-computed in the request.
+Every write keeps the full-text index (memory.fts) in sync inside its own transaction, stamps
+what it writes with the student's next memory revision (`student_revision_next`, which the
+vector cache of memory.recall follows), and enqueues the memory's embedding after commit
+(memory.tasks.memory_embed): embeddings are never computed in the request.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -27,6 +28,28 @@ from tutor.errors import Conflict, Forbidden
 logger = logging.getLogger(__name__)
 
 
+# One statement on both databases (SQLite >= 3.35 for RETURNING). The row stays locked until the
+# caller's transaction ends, which orders one student's writes (see StudentMemoryRevision).
+_REVISION_NEXT_SQL = (
+    "INSERT INTO memory_studentmemoryrevision (student_id, revision) VALUES (%s, 1)"
+    " ON CONFLICT (student_id) DO UPDATE SET revision = memory_studentmemoryrevision.revision + 1"
+    " RETURNING revision"
+)
+
+
+def student_revision_next(student_id: int) -> int:
+    """Take the student's next memory revision, inside the caller's transaction.
+
+    Every write to a student's memories or vectors calls this and stamps the rows it writes with
+    the value, so that the vector cache catches up from the rows stamped above what it holds.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("student_revision_next must run inside the write's transaction")
+    with connection.cursor() as cursor:
+        cursor.execute(_REVISION_NEXT_SQL, [student_id])
+        return int(cursor.fetchone()[0])
+
+
 def _memory_tokens(title: str, content: str) -> int:
     return count_tokens(f"{title}\n{content}")
 
@@ -37,11 +60,13 @@ def _memory_create(*, title: str, content: str, **fields: Any) -> AIMemory:
     The embedding task is enqueued by `_memory_written` once that transaction commits.
     """
     with transaction.atomic():
+        student_id = fields["student"].pk if "student" in fields else fields["student_id"]
         memory = AIMemory.objects.create(
             title=title,
             content=content,
             token_count=_memory_tokens(title, content),
             created_at=timezone.now(),
+            revision=student_revision_next(student_id),
             **fields,
         )
         _memory_written(memory)
@@ -163,7 +188,8 @@ def memory_update(*, user: Any, memory_id: Any, title: object = None, content: o
             return memory
         memory.title, memory.content = new_title, new_content
         memory.token_count = _memory_tokens(new_title, new_content)
-        memory.save(update_fields=["title", "content", "token_count", "updated_at"])
+        memory.revision = student_revision_next(memory.student_id)
+        memory.save(update_fields=["title", "content", "token_count", "revision", "updated_at"])
         MemoryEmbedding.objects.filter(memory=memory).delete()
         _memory_written(memory)
     return memory
@@ -184,7 +210,8 @@ def memory_archive(*, user: Any, memory_id: Any, reason: str) -> AIMemory:
             return memory
         memory.status = AIMemory.Status.ARCHIVED
         memory.archived_reason = reason[:300]
-        memory.save(update_fields=["status", "archived_reason", "updated_at"])
+        memory.revision = student_revision_next(memory.student_id)
+        memory.save(update_fields=["status", "archived_reason", "revision", "updated_at"])
         fts.memory_unindex([memory.pk])
         MemoryEmbedding.objects.filter(memory=memory).delete()
     return memory
@@ -284,6 +311,11 @@ def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embed
             .filter(pk__in=[m.pk for m, *_ in todo])
             .only("pk", "title", "content")
         }
+        # One revision per student written, taken in student order (the counters' locks too).
+        revisions = {
+            student_id: student_revision_next(student_id)
+            for student_id in sorted({m.student_id for m, digest, *_ in todo if still.get(m.pk) == digest})
+        }
         for memory, digest, row, count in todo:
             if still.get(memory.pk) != digest:
                 continue
@@ -298,6 +330,7 @@ def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embed
                     "sentences": count,
                     "sentence_vectors": embeddings.to_bytes(matrix[row + 1 : row + 1 + count]),
                     "text_hash": digest,
+                    "revision": revisions[memory.student_id],
                 },
             )
             stored += 1

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from memory import embeddings
 from memory.models import MemoryEmbedding
 from memory.recall import recall, vector_cache
-from memory.services import memory_update, teacher_note_create
+from memory.services import memory_embeddings_write, memory_update, teacher_note_create
 from memory.tasks import memory_embed
 from tests.conftest import wait_for
 from tests.llm_server import EMBEDDING_DIM
@@ -118,34 +118,133 @@ def test_model_change_is_detected_and_reembed_resumes(school, openai_embedder, s
     assert "embedded 2 memories" in capsys.readouterr().out
 
 
-def test_vector_cache_is_invalidated_when_embeddings_change(school, openai_embedder):
-    """Vectors are decoded once per student, and reloaded after a new vector is stored."""
-    alice = school["alice"]
+def _same_vectors(cached, loaded):
+    """A cache that caught up holds what a whole load reads, row for row."""
+    assert cached.version == loaded.version
+    assert cached.ids.tolist() == loaded.ids.tolist()
+    for name in ("matrix", "created", "sentence_matrix", "sentence_start", "sentence_count"):
+        assert np.array_equal(getattr(cached, name), getattr(loaded, name)), name
+
+
+@pytest.mark.django_db(transaction=True)
+def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, openai_embedder):
+    """Vectors are decoded once per student; after a new vector, an edit or an archive, the cache
+    reads only what changed since its revision, and then holds what a whole load reads."""
+    from memory.recall import load_vectors
+    from memory.services import memory_archive
+
+    alice, teacher = school["alice"], school["teacher_a"]
     sport, maths = _two_memories(alice)
     memory_embed.run(sport.pk)
     recall(student_id=alice.pk, query="football", strategy="semantic")
-    loads = vector_cache.loads
+    loads, updates = vector_cache.loads, vector_cache.updates
     recall(student_id=alice.pk, query="football again", strategy="semantic")
-    assert vector_cache.loads == loads
-    memory_embed.run(maths.pk)
+    assert (vector_cache.loads, vector_cache.updates) == (loads, updates)
+
+    memory_embed.run(maths.pk)  # a new vector
     result = recall(student_id=alice.pk, query="denominators twice", strategy="semantic")
-    assert vector_cache.loads == loads + 1 and result.ids[0] == maths.pk
+    assert result.ids[0] == maths.pk
+    assert (vector_cache.loads, vector_cache.updates) == (loads, updates + 1)
+
+    memory_update(user=teacher, memory_id=sport.pk, content="Plays chess at the club on Saturdays.")
+    result = recall(student_id=alice.pk, query="football weekend", strategy="semantic")
+    assert sport.pk not in result.ids  # its vector was dropped with the edit; found lexically meanwhile
+    memory_embed.run(sport.pk)
+    result = recall(student_id=alice.pk, query="chess club", strategy="semantic")
+    assert result.ids[0] == sport.pk
+
+    memory_archive(user=teacher, memory_id=maths.pk, reason="duplicate of another note")
+    result = recall(student_id=alice.pk, query="denominators", strategy="semantic")
+    assert maths.pk not in result.ids
+    assert (vector_cache.loads, vector_cache.updates) == (loads, updates + 4)
+    model = embeddings.get_embedder().name
+    version = vector_cache.version(alice.pk)
+    cached = vector_cache.get(alice.pk, model, version=version)
+    _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
 
 
-def test_vector_cache_is_invalidated_when_a_memory_is_archived(school, openai_embedder):
-    """Archiving drops a vector without writing one: the cache still reloads and forgets it."""
-    from memory.services import memory_archive
+@pytest.mark.django_db(transaction=True)
+def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_back(school, openai_embedder):
+    """An older memory re-embedded after an edit goes back to its place among the rows (ordered by
+    id, sentence blocks included), as a whole load would put it."""
+    from memory.recall import load_vectors
 
     alice = school["alice"]
-    sport, maths = _two_memories(alice)
+    memories = [
+        note(alice, f"Topic {i} in the lesson", f"First sentence about topic {i}. Second one, {i} again.")
+        for i in range(4)
+    ]
+    memory_embeddings_write(memory_ids=[m.pk for m in memories])
+    model = embeddings.get_embedder().name
+    vector_cache.get(alice.pk, model)
+    memory_update(user=school["teacher_a"], memory_id=memories[1].pk, content="Only one sentence now.")
+    memory_embed.run(memories[1].pk)
+    version = vector_cache.version(alice.pk)
+    cached = vector_cache.get(alice.pk, model, version=version)
+    assert cached.ids.tolist() == [m.pk for m in memories]
+    _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
+
+
+def test_vector_store_appends_in_place_once_per_state():
+    """Two catch-ups from the same cached state: the first writes its rows after the last used
+    one, the second must copy (None); what the base and the first result see never changes."""
+    from memory.recall import StudentVectors, _starts, _stored
+
+    rng = np.random.default_rng(0)
+
+    def vectors(version, ids, counts):
+        ids, counts = np.array(ids, np.int64), np.array(counts, np.int64)
+        return StudentVectors(
+            version, ids, rng.standard_normal((ids.size, 4)).astype(np.float32), ids.astype(np.float64),
+            rng.standard_normal((int(counts.sum()), 4)).astype(np.float32), _starts(counts), counts,
+        )
+
+    base = _stored(vectors(1, [1, 2, 3], [2, 0, 1]))
+    before = (base.ids.copy(), base.matrix.copy(), base.sentence_matrix.copy())
+    first_rows, second_rows = vectors(2, [7], [3]), vectors(2, [8, 9], [1, 1])
+    first = base.store.append(base, first_rows)
+    assert first is not None and first.store is base.store
+    assert first.ids.tolist() == [1, 2, 3, 7] and first.sentence_start.tolist() == [0, 2, 2, 3]
+    assert np.array_equal(first.sentence_matrix[3:], first_rows.sentence_matrix)
+    assert base.store.append(base, second_rows) is None
+    assert np.array_equal(base.ids, before[0]) and np.array_equal(base.matrix, before[1])
+    assert np.array_equal(base.sentence_matrix, before[2])
+    second = first.store.append(first, second_rows)
+    assert second is not None and second.ids.tolist() == [1, 2, 3, 7, 8, 9]
+    assert first.ids.tolist() == [1, 2, 3, 7] and np.array_equal(first.matrix[3], first_rows.matrix[0])
+
+
+def test_vector_cache_keeps_nothing_read_inside_a_transaction(school, openai_embedder):
+    """Inside a transaction (which may hold its own writes and roll back) the vectors are read
+    for the query but not kept: the cache only holds committed rows."""
+    alice = school["alice"]
+    sport, _ = _two_memories(alice)
     memory_embed.run(sport.pk)
-    memory_embed.run(maths.pk)
-    assert maths.pk in recall(student_id=alice.pk, query="denominators", strategy="semantic").ids
     loads = vector_cache.loads
-    memory_archive(user=school["teacher_a"], memory_id=maths.pk, reason="duplicate of another note")
-    result = recall(student_id=alice.pk, query="denominators", strategy="semantic")
-    assert vector_cache.loads == loads + 1
-    assert maths.pk not in result.ids
+    for _ in range(2):
+        assert recall(student_id=alice.pk, query="football", strategy="semantic").ids[0] == sport.pk
+    assert vector_cache.loads == loads + 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_memory_write_takes_the_next_revision(school, openai_embedder):
+    """Writes, edits, archives and stored vectors each move the student's revision and stamp
+    their rows with it; another student's revision does not move."""
+    from memory.models import AIMemory, StudentMemoryRevision
+    from memory.services import memory_archive
+
+    alice, bob = school["alice"], school["bob"]
+    assert vector_cache.version(alice.pk) == 0
+    sport, maths = _two_memories(alice)
+    assert [sport.revision, maths.revision] == [1, 2] and vector_cache.version(alice.pk) == 2
+    memory_embed.run(sport.pk)
+    assert MemoryEmbedding.objects.get(memory=sport).revision == 3
+    memory_update(user=school["teacher_a"], memory_id=maths.pk, title="Adds unlike fractions now")
+    assert AIMemory.objects.get(pk=maths.pk).revision == 4
+    memory_archive(user=school["teacher_a"], memory_id=sport.pk, reason="no longer relevant")
+    assert AIMemory.objects.get(pk=sport.pk).revision == 5
+    assert vector_cache.version(alice.pk) == 5
+    assert not StudentMemoryRevision.objects.filter(student=bob).exists() and vector_cache.version(bob.pk) == 0
 
 
 @pytest.mark.worker

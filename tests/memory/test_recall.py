@@ -219,9 +219,9 @@ def test_topic_signal_lifts_the_memory_about_the_topic(school):
 
     if connection.vendor == "postgresql":
         # The vector cache's version is read with those statistics: no statement of its own.
-        assert not any("max(updated_at) FROM memory_memoryembedding" in q["sql"] and "memory_term_stats" not in q["sql"]
+        assert not any("FROM memory_studentmemoryrevision" in q["sql"] and "memory_term_stats" not in q["sql"]
                        for q in queries.captured_queries)
-        assert any("max(updated_at) FROM memory_memoryembedding" in q["sql"] for q in queries.captured_queries)
+        assert any("FROM memory_studentmemoryrevision" in q["sql"] for q in queries.captured_queries)
 
     # A query with nothing common is embedded alone (its topic is itself).
     embedder.calls.clear()
@@ -485,8 +485,8 @@ def test_version_and_statistics_read_together_match_the_separate_reads(school):
                             embedder=embedder)
     cases = [(alice, ["fraction", "half", "volcano"]), (alice, ["volcano"]), (alice, []), (bob, ["fraction"])]
     for student, terms in cases:
-        version, rows = version_and_statistics(student_id=student.pk, model=embedder.name, terms=terms)
-        assert version == vector_cache.version(student.pk, embedder.name)
+        version, rows = version_and_statistics(student_id=student.pk, terms=terms)
+        assert version == vector_cache.version(student.pk)
         with connection.cursor() as cursor:
             cursor.execute(fts.PG_STATS_SQL, {"student": student.pk, "terms": terms})
             assert sorted(rows, key=repr) == sorted(cursor.fetchall(), key=repr)
