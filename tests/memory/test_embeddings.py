@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from memory import embeddings
-from memory.models import MemoryEmbedding
+from memory.models import AIMemory, MemoryEmbedding
 from memory.recall import recall, vector_cache
 from memory.services import memory_embeddings_write, memory_update, teacher_note_create
 from memory.tasks import memory_embed
@@ -214,6 +214,73 @@ def test_vector_store_appends_in_place_once_per_state():
     assert first.ids.tolist() == [1, 2, 3, 7] and np.array_equal(first.matrix[3], first_rows.matrix[0])
 
 
+@pytest.mark.django_db(transaction=True)
+def test_one_students_writes_commit_in_revision_order_and_the_cache_misses_none(school, openai_embedder):
+    """A write holds the student's revision until it commits: a second writer for the same
+    student waits and takes the next one, a reader meanwhile sees the committed revision, and
+    the cache, caught up afterwards, holds both memories (no late commit hides behind a newer
+    revision, as one could behind a newer `updated_at`)."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    from memory.recall import load_vectors
+
+    alice = school["alice"]
+    sport = note(alice, "Loves playing football every weekend", "Plays football with friends on Saturdays.")
+    memory_embed.run(sport.pk)
+    model = embeddings.get_embedder().name
+    before = vector_cache.version(alice.pk)
+    vector_cache.get(alice.pk, model)
+    taken = threading.Event()
+    written: dict[str, tuple[int, float]] = {}
+    errors: list[BaseException] = []
+
+    def slow_writer() -> None:
+        try:
+            with transaction.atomic():
+                memory = note(alice, "Struggles with adding unlike fractions", "Mixed up the denominators.")
+                taken.set()
+                time.sleep(0.6)  # the revision is taken, not committed
+            written["slow"] = (memory.pk, 0.0)
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+            taken.set()
+        finally:
+            connection.close()
+
+    def writer() -> None:
+        try:
+            taken.wait(10)
+            started = time.monotonic()
+            memory = note(alice, "Reads a chapter of a novel each night", "Enjoys detective stories.")
+            written["fast"] = (memory.pk, time.monotonic() - started)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=slow_writer), threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    taken.wait(10)
+    assert vector_cache.version(alice.pk) == before  # the open write is not visible yet
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    slow, fast = (AIMemory.objects.get(pk=written[name][0]) for name in ("slow", "fast"))
+    assert (slow.revision, fast.revision) == (before + 1, before + 2)
+    assert written["fast"][1] > 0.3  # it waited for the first write to commit
+    memory_embeddings_write(memory_ids=[slow.pk, fast.pk])
+    updates = vector_cache.updates
+    version = vector_cache.version(alice.pk)
+    cached = vector_cache.get(alice.pk, model, version=version)
+    assert vector_cache.updates == updates + 1
+    assert cached.ids.tolist() == sorted([sport.pk, slow.pk, fast.pk])
+    _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
+
+
 def test_vector_cache_keeps_nothing_read_inside_a_transaction(school, openai_embedder):
     """Inside a transaction (which may hold its own writes and roll back) the vectors are read
     for the query but not kept: the cache only holds committed rows."""
@@ -230,7 +297,7 @@ def test_vector_cache_keeps_nothing_read_inside_a_transaction(school, openai_emb
 def test_every_memory_write_takes_the_next_revision(school, openai_embedder):
     """Writes, edits, archives and stored vectors each move the student's revision and stamp
     their rows with it; another student's revision does not move."""
-    from memory.models import AIMemory, StudentMemoryRevision
+    from memory.models import StudentMemoryRevision
     from memory.services import memory_archive
 
     alice, bob = school["alice"], school["bob"]
