@@ -25,7 +25,9 @@ class MemoryOutput(serializers.ModelSerializer[AIMemory]):
             "source_conversation",
             "author",
             "status",
+            "archived_reason",
             "created_at",
+            "updated_at",
         ]
 
 
@@ -63,5 +65,32 @@ class MemoryListCreateApi(APIView):
 
 
 class MemoryDetailApi(APIView):
+    class Input(serializers.Serializer[None]):
+        title = StrictCharField(max_length=200, required=False)
+        content = StrictCharField(required=False)
+
     def get(self, request: Request, memory_id: int) -> Response:
         return Response(MemoryOutput(selectors.memory_get(user=request.user, memory_id=memory_id)).data)
+
+    def patch(self, request: Request, memory_id: int) -> Response:
+        """A teacher of the student corrects a memory's title and/or content (re-indexed and
+        re-embedded; an archived memory is a 409)."""
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        if not data.validated_data:
+            raise serializers.ValidationError({"title": ["Give a title, a content or both."]})
+        memory = services.memory_update(user=request.user, memory_id=memory_id, **data.validated_data)
+        return Response(MemoryOutput(memory).data)
+
+
+class MemoryArchiveApi(APIView):
+    class Input(serializers.Serializer[None]):
+        reason = StrictCharField(max_length=300)
+
+    def post(self, request: Request, memory_id: int) -> Response:
+        """A teacher of the student archives a memory with a reason: it leaves recall and the
+        prompt, and stays readable here with its reason. Never deleted; archiving twice is a no-op."""
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        memory = services.memory_archive(user=request.user, memory_id=memory_id, reason=data.validated_data["reason"])
+        return Response(MemoryOutput(memory).data)

@@ -32,6 +32,7 @@ urlpatterns = [
     ),
     path(f"{api}memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
     path(f"{api}memories/<int:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
+    path(f"{api}memories/<int:memory_id>/archive/", memory.MemoryArchiveApi.as_view(), name="memory-archive"),
     # Unknown API URLs answer in the error envelope even with DEBUG on (Django's debug 404 is HTML).
     re_path(r"^api/", api_not_found),
 ]

@@ -34,6 +34,8 @@ DETAIL_ENDPOINTS = [
     ("get", "/api/v1/conversations/?student={student}", None),
     ("get", "/api/v1/students/{student}/", None),
     ("post", "/api/v1/memories/", {"student": "{student}", "title": "A note from another teacher", "content": "x"}),
+    ("patch", "/api/v1/memories/{memory}/", {"title": "Rewritten by someone else"}),
+    ("post", "/api/v1/memories/{memory}/archive/", {"reason": "Archived by someone else"}),
 ]
 
 
@@ -48,7 +50,12 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
     payload = None
     if body is not None:
         payload = {k: (v.format(**alice_data) if isinstance(v, str) else v) for k, v in body.items()}
-    before = (Conversation.objects.get(pk=alice_data["conversation"]).status, AIMemory.objects.count())
+    def state():
+        memory = AIMemory.objects.get(pk=alice_data["memory"])
+        conversation = Conversation.objects.get(pk=alice_data["conversation"])
+        return conversation.status, AIMemory.objects.count(), memory.title, memory.status, memory.revision
+
+    before = state()
     resp = getattr(clients[intruder], method)(target, payload, format="json")
     if intruder in ("bob", "carol") and method == "post" and url == "/api/v1/memories/":
         # A student may not write teacher notes at all: 403 before any lookup of the student.
@@ -56,7 +63,7 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
     else:
         assert resp.status_code == 404, resp.content
     assert resp.json()["error"]["code"] in ("not_found", "forbidden")
-    assert (Conversation.objects.get(pk=alice_data["conversation"]).status, AIMemory.objects.count()) == before
+    assert state() == before
 
 
 def test_lists_show_only_own_rows(clients, alice_data):
