@@ -350,6 +350,11 @@ def load_vectors(*, student_id: int, model: str, version: int) -> StudentVectors
     return _stored(_decode(version, rows, rows[0][1] if rows else 1))
 
 
+# A catch-up that would read more changed memories than this, or than a quarter of the cached
+# ones (at least 64), reads everything instead.
+CATCH_UP_MAX_ROWS = 5000
+
+
 def catch_up(cached: StudentVectors, *, student_id: int, model: str, version: int) -> StudentVectors:
     """`cached` brought to `version` from the rows stamped above `cached.version` (see VectorCache).
 
@@ -366,6 +371,9 @@ def catch_up(cached: StudentVectors, *, student_id: int, model: str, version: in
             "memory_id", flat=True
         )
     )
+    if len(changed) > min(CATCH_UP_MAX_ROWS, max(64, cached.ids.size // 4)):
+        # A re-embedding of most memories: one whole read is cheaper (and SQLite bounds `IN`).
+        return load_vectors(student_id=student_id, model=model, version=version)
     rows = list(_vector_rows(student_id=student_id, model=model).filter(memory_id__in=changed)) if changed else []
     if not cached.ids.size:
         return _stored(_decode(version, rows, rows[0][1] if rows else 1))

@@ -185,6 +185,29 @@ def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_bac
     _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
 
 
+@pytest.mark.django_db(transaction=True)
+def test_vector_cache_reads_everything_when_most_memories_changed(school, openai_embedder, monkeypatch):
+    """Past CATCH_UP_MAX_ROWS changed memories a catch-up is one whole read, with the same rows."""
+    from memory import recall as recall_module
+
+    alice = school["alice"]
+    memories = [note(alice, f"Topic {i} in the lesson", f"About topic {i}. Again {i}.") for i in range(5)]
+    memory_embeddings_write(memory_ids=[m.pk for m in memories[:2]])
+    model = embeddings.get_embedder().name
+    vector_cache.get(alice.pk, model)
+    memory_embeddings_write(memory_ids=[m.pk for m in memories[2:]])
+    monkeypatch.setattr(recall_module, "CATCH_UP_MAX_ROWS", 2)
+    whole_reads = []
+    load_vectors = recall_module.load_vectors
+    monkeypatch.setattr(recall_module, "load_vectors", lambda **kw: whole_reads.append(kw) or load_vectors(**kw))
+    updates = vector_cache.updates
+    cached = vector_cache.get(alice.pk, model)
+    assert cached.ids.tolist() == [m.pk for m in memories]
+    assert vector_cache.updates == updates + 1 and len(whole_reads) == 1
+    version = vector_cache.version(alice.pk)
+    _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
+
+
 def test_vector_store_appends_in_place_once_per_state():
     """Two catch-ups from the same cached state: the first writes its rows after the last used
     one, the second must copy (None); what the base and the first result see never changes."""
