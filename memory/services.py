@@ -28,13 +28,14 @@ from tutor.errors import Conflict, Forbidden
 logger = logging.getLogger(__name__)
 
 
-# One statement on both databases (SQLite >= 3.35 for RETURNING). The row stays locked until the
-# caller's transaction ends, which orders one student's writes (see StudentMemoryRevision).
+# The same upsert on both databases (no RETURNING: SQLite has it only since 3.35, Django 5.2
+# supports 3.31). The row stays locked until the caller's transaction ends, which orders one
+# student's writes (see StudentMemoryRevision); the read after it sees the transaction's value.
 _REVISION_NEXT_SQL = (
     "INSERT INTO memory_studentmemoryrevision (student_id, revision) VALUES (%s, 1)"
     " ON CONFLICT (student_id) DO UPDATE SET revision = memory_studentmemoryrevision.revision + 1"
-    " RETURNING revision"
 )
+_REVISION_SQL = "SELECT revision FROM memory_studentmemoryrevision WHERE student_id = %s"
 
 
 def student_revision_next(student_id: int) -> int:
@@ -47,6 +48,7 @@ def student_revision_next(student_id: int) -> int:
         raise RuntimeError("student_revision_next must run inside the write's transaction")
     with connection.cursor() as cursor:
         cursor.execute(_REVISION_NEXT_SQL, [student_id])
+        cursor.execute(_REVISION_SQL, [student_id])
         return int(cursor.fetchone()[0])
 
 
