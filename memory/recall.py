@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -163,11 +164,9 @@ class _Store:
     the rows after them are claimed under a lock by one catch-up at a time.
     """
 
-    def __init__(
-        self, ids: np.ndarray, matrix: np.ndarray, created: np.ndarray, counts: np.ndarray, sentences: np.ndarray
-    ) -> None:
-        n, n_sentences, dim = ids.shape[0], sentences.shape[0], matrix.shape[1]
-        capacity, sentence_capacity = n + max(64, n // 8), n_sentences + max(512, n_sentences // 8)
+    def __init__(self, rows: int, sentence_rows: int, dim: int) -> None:
+        """Empty buffers for `rows` memories and `sentence_rows` sentences, and spare room."""
+        capacity, sentence_capacity = rows + max(64, rows // 8), sentence_rows + max(512, sentence_rows // 8)
         self.ids = np.empty(capacity, np.int64)
         self.matrix = np.empty((capacity, dim), np.float32)
         self.created = np.empty(capacity, np.float64)
@@ -176,8 +175,38 @@ class _Store:
         self.sentences = np.empty((sentence_capacity, dim), np.float32)
         self.rows, self.sentence_rows = 0, 0
         self._lock = threading.Lock()
-        self._write(0, 0, ids, matrix, created, counts, sentences)
-        self.rows, self.sentence_rows = n, n_sentences
+
+    @classmethod
+    def holding(cls, v: StudentVectors) -> StudentVectors:
+        """`v` copied into a new store."""
+        n, s = v.ids.shape[0], v.sentence_matrix.shape[0]
+        store = cls(n, s, v.matrix.shape[1])
+        store._write(0, 0, v.ids, v.matrix, v.created, v.sentence_count, v.sentence_matrix)
+        store.rows, store.sentence_rows = n, s
+        return store.vectors(v.version, n, s)
+
+    @classmethod
+    def decoding(cls, version: int, rows: list[Any], dim: int) -> StudentVectors:
+        """Rows of _VECTOR_FIELDS ordered by memory id (those of `dim` only) decoded into a new
+        store: each row's bytes are copied once, straight into the buffers (at 100,000 memories
+        the sentence vectors are over 1 GB, and the rows read hold as much)."""
+        rows = [r for r in rows if r[1] == dim]
+        n = len(rows)
+        counts = np.fromiter((r[4] for r in rows), dtype=np.int64, count=n)
+        s = int(counts.sum())
+        store = cls(n, s, dim)
+        store.ids[:n] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        store.created[:n] = np.fromiter((r[3].timestamp() for r in rows), dtype=np.float64, count=n)
+        store.counts[:n] = counts
+        store.starts[:n] = _starts(counts)
+        for buffer, column in ((store.matrix, 2), (store.sentences, 5)):
+            target, at = _bytes_of(buffer), 0
+            for r in rows:
+                data = r[column]
+                target[at : at + len(data)] = data
+                at += len(data)
+        store.rows, store.sentence_rows = n, s
+        return store.vectors(version, n, s)
 
     def _write(
         self, n: int, s: int, ids: np.ndarray, matrix: np.ndarray, created: np.ndarray, counts: np.ndarray,
@@ -316,38 +345,21 @@ def _vector_rows(*, student_id: int, model: str) -> Any:
     )
 
 
-def _decode(version: int, rows: list[Any], dim: int) -> StudentVectors:
-    """StudentVectors from rows of _VECTOR_FIELDS ordered by memory id (those of `dim` only),
-    as read-only views of the rows' bytes (no store)."""
-    rows = [r for r in rows if r[1] == dim]
-    n = len(rows)
-    if not n:
-        empty = np.zeros(0, np.int64)
-        return StudentVectors(
-            version, empty, np.zeros((0, dim), np.float32), np.zeros(0), np.zeros((0, dim), np.float32), empty, empty
-        )
-    matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(n, dim)
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-    created = np.fromiter((r[3].timestamp() for r in rows), dtype=np.float64, count=n)
-    counts = np.fromiter((r[4] for r in rows), dtype=np.int64, count=n)
-    sentence_matrix = np.frombuffer(b"".join(bytes(r[5]) for r in rows), dtype="<f4").reshape(-1, dim)
-    return StudentVectors(version, ids, matrix, created, sentence_matrix, _starts(counts), counts)
+def _bytes_of(buffer: np.ndarray) -> memoryview:
+    """The bytes of a float32 buffer, to copy stored vectors (little-endian float32) into."""
+    if sys.byteorder != "little":  # pragma: no cover - every supported platform is little-endian
+        raise RuntimeError("stored vectors are little-endian float32; this machine is big-endian")
+    return buffer.data.cast("B")
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if counts.size else counts
 
 
-def _stored(v: StudentVectors) -> StudentVectors:
-    """`v` copied into a new store (with spare rows for the next catch-ups)."""
-    store = _Store(v.ids, v.matrix, v.created, v.sentence_count, v.sentence_matrix)
-    return store.vectors(v.version, v.ids.shape[0], v.sentence_matrix.shape[0])
-
-
 def load_vectors(*, student_id: int, model: str, version: int) -> StudentVectors:
     """Every current vector of the student for `model`, decoded (the dimension of the first)."""
     rows = list(_vector_rows(student_id=student_id, model=model))
-    return _stored(_decode(version, rows, rows[0][1] if rows else 1))
+    return _Store.decoding(version, rows, rows[0][1] if rows else 1)
 
 
 # A catch-up that would read more changed memories than this, or than a quarter of the cached
@@ -376,8 +388,8 @@ def catch_up(cached: StudentVectors, *, student_id: int, model: str, version: in
         return load_vectors(student_id=student_id, model=model, version=version)
     rows = list(_vector_rows(student_id=student_id, model=model).filter(memory_id__in=changed)) if changed else []
     if not cached.ids.size:
-        return _stored(_decode(version, rows, rows[0][1] if rows else 1))
-    fresh = _decode(version, rows, cached.matrix.shape[1])
+        return _Store.decoding(version, rows, rows[0][1] if rows else 1)
+    fresh = _Store.decoding(version, rows, cached.matrix.shape[1])
     keep = ~np.isin(cached.ids, np.fromiter(changed, dtype=np.int64, count=len(changed)))
     if keep.all():
         if not fresh.ids.size:
@@ -397,7 +409,7 @@ def catch_up(cached: StudentVectors, *, student_id: int, model: str, version: in
         starts = _starts(counts)
         sentences = np.concatenate([sentences[s : s + c] for s, c in zip(starts[order], counts[order], strict=True)])
         ids, matrix, created, counts = ids[order], matrix[order], created[order], counts[order]
-    return _stored(StudentVectors(version, ids, matrix, created, sentences, _starts(counts), counts))
+    return _Store.holding(StudentVectors(version, ids, matrix, created, sentences, _starts(counts), counts))
 
 
 vector_cache = VectorCache()

@@ -211,7 +211,7 @@ def test_vector_cache_reads_everything_when_most_memories_changed(school, openai
 def test_vector_store_appends_in_place_once_per_state():
     """Two catch-ups from the same cached state: the first writes its rows after the last used
     one, the second must copy (None); what the base and the first result see never changes."""
-    from memory.recall import StudentVectors, _starts, _stored
+    from memory.recall import StudentVectors, _starts, _Store
 
     rng = np.random.default_rng(0)
 
@@ -222,7 +222,7 @@ def test_vector_store_appends_in_place_once_per_state():
             rng.standard_normal((int(counts.sum()), 4)).astype(np.float32), _starts(counts), counts,
         )
 
-    base = _stored(vectors(1, [1, 2, 3], [2, 0, 1]))
+    base = _Store.holding(vectors(1, [1, 2, 3], [2, 0, 1]))
     before = (base.ids.copy(), base.matrix.copy(), base.sentence_matrix.copy())
     first_rows, second_rows = vectors(2, [7], [3]), vectors(2, [8, 9], [1, 1])
     first = base.store.append(base, first_rows)
