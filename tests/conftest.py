@@ -113,6 +113,17 @@ def llm(llm_server: ScriptedLLM, settings: Any) -> Iterator[ScriptedLLM]:
 
 
 @pytest.fixture(autouse=True)
+def _empty_vector_cache() -> Iterator[None]:
+    """Each test starts with an empty per-process vector cache (a student id may come back in
+    another test's rows on SQLite)."""
+    from memory.recall import vector_cache
+
+    vector_cache.clear()
+    yield
+    vector_cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _lexical_recall_by_default(settings: Any) -> None:
     """Tests run without an embedder unless they ask for one (`local_embedder`, `openai_embedder`),
     so that the local model is loaded only where a test is about it."""

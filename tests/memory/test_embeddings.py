@@ -17,13 +17,6 @@ from tests.llm_server import EMBEDDING_DIM
 from tests.memory.recall_helpers import note
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    vector_cache.clear()
-    yield
-    vector_cache.clear()
-
-
 def _two_memories(student):
     sport = note(student, "Loves playing football every weekend", "Plays football with friends on Saturdays.")
     maths = note(student, "Struggles with adding unlike fractions", "Mixed up the denominators twice.")
