@@ -199,12 +199,14 @@ class _Store:
         store.created[:n] = np.fromiter((r[3].timestamp() for r in rows), dtype=np.float64, count=n)
         store.counts[:n] = counts
         store.starts[:n] = _starts(counts)
-        for buffer, column in ((store.matrix, 2), (store.sentences, 5)):
+        for buffer, column, used in ((store.matrix, 2, n), (store.sentences, 5, s)):
             target, at = _bytes_of(buffer), 0
             for r in rows:
                 data = r[column]
                 target[at : at + len(data)] = data
                 at += len(data)
+            if at != buffer[:used].nbytes:  # recall then falls back to lexical, and logs it
+                raise ValueError(f"stored vectors of {dim} dimensions do not add up to {used} rows")
         store.rows, store.sentence_rows = n, s
         return store.vectors(version, n, s)
 

@@ -69,6 +69,20 @@ def test_recall_falls_back_to_lexical_when_the_embedder_fails(school, openai_emb
     assert result.ids == [maths.pk]
 
 
+def test_recall_falls_back_to_lexical_when_stored_vectors_do_not_add_up(school, openai_embedder):
+    """A vector row whose sentence count does not match its bytes is refused when decoded (no
+    misaligned sentences): recall is lexical and says why, without raising."""
+    alice = school["alice"]
+    sport, maths = _two_memories(alice)
+    memory_embed.run(sport.pk)
+    memory_embed.run(maths.pk)
+    row = MemoryEmbedding.objects.get(memory=maths)
+    MemoryEmbedding.objects.filter(memory=maths).update(sentences=row.sentences + 1)
+    result = recall(student_id=alice.pk, query="fractions")
+    assert result.mode == "lexical" and "ValueError" in result.degraded
+    assert result.ids == [maths.pk]
+
+
 def test_a_memory_without_a_vector_is_found_lexically(school, openai_embedder):
     """During a migration or before the task ran, hybrid recall still finds the memory."""
     alice = school["alice"]
