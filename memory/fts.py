@@ -332,15 +332,12 @@ def search(
     query: str,
     language: str,
     limit: int,
-    stats: dict[str, Any] | None = None,
     pg_stats_rows: list[Any] | None = None,
 ) -> list[tuple[int, float]]:
     """The student's active memories that match `query`, best first, as (memory id, score).
 
     Any query term may match (OR); the score is BM25 (higher is better on both databases).
-    A query with no searchable word returns nothing. `stats`, if given, receives
-    "document_frequencies" as `document_frequencies` returns them for the query's terms when the
-    search reads them anyway (PostgreSQL), which spares recall's topic text a query.
+    A query with no searchable word returns nothing.
     `pg_stats_rows` (PostgreSQL): the rows of PG_STATS_SQL for `query_terms(query)` if the caller
     read them already (recall reads them with the vector cache's version, in one round trip).
     """
@@ -349,7 +346,7 @@ def search(
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            return _pg_search(cursor, student_id, terms, limit, stats, pg_stats_rows)
+            return _pg_search(cursor, student_id, terms, limit, pg_stats_rows)
         match = f"scope : {_scope(student_id)} AND body : ({' OR '.join(_fts5_quote(t) for t in terms)})"
         cursor.execute(
             "SELECT rowid, bm25(memory_fts, 0.0, 1.0) AS rank FROM memory_fts "
@@ -466,14 +463,11 @@ def _pg_search(
     student_id: int,
     terms: list[str],
     limit: int,
-    stats: dict[str, Any] | None = None,
     rows: list[Any] | None = None,
 ) -> list[tuple[int, float]]:
     if rows is None:
         cursor.execute(PG_STATS_SQL, {"student": student_id, "terms": terms})
         rows = cursor.fetchall()
-    if stats is not None:  # read on the way: what document_frequencies would return
-        stats["document_frequencies"] = pg_frequencies(rows, terms)
     if not rows or not rows[0][0]:
         return []
     n_docs, total_len = float(rows[0][0]), float(rows[0][1])
