@@ -166,7 +166,7 @@ class _Store:
 
     def __init__(self, rows: int, sentence_rows: int, dim: int) -> None:
         """Empty buffers for `rows` memories and `sentence_rows` sentences, and spare room."""
-        capacity, sentence_capacity = rows + max(64, rows // 8), sentence_rows + max(512, sentence_rows // 8)
+        capacity, sentence_capacity = rows + max(16, rows // 8), sentence_rows + max(128, sentence_rows // 8)
         self.ids = np.empty(capacity, np.int64)
         self.matrix = np.empty((capacity, dim), np.float32)
         self.created = np.empty(capacity, np.float64)
