@@ -21,7 +21,7 @@ from accounts.models import User
 from accounts.selectors import student_get_visible
 from llm.tokens import count_tokens
 from memory import embeddings, fts
-from memory.models import AIMemory, MemoryEmbedding
+from memory.models import AIMemory, MemoryEmbedding, StudentMemoryRevision
 from memory.validation import validate_content, validate_title
 from tutor.errors import Conflict, Forbidden
 
@@ -35,7 +35,6 @@ _REVISION_NEXT_SQL = (
     "INSERT INTO memory_studentmemoryrevision (student_id, revision) VALUES (%s, 1)"
     " ON CONFLICT (student_id) DO UPDATE SET revision = memory_studentmemoryrevision.revision + 1"
 )
-_REVISION_SQL = "SELECT revision FROM memory_studentmemoryrevision WHERE student_id = %s"
 
 
 def student_revision_next(student_id: int) -> int:
@@ -48,8 +47,7 @@ def student_revision_next(student_id: int) -> int:
         raise RuntimeError("student_revision_next must run inside the write's transaction")
     with connection.cursor() as cursor:
         cursor.execute(_REVISION_NEXT_SQL, [student_id])
-        cursor.execute(_REVISION_SQL, [student_id])
-        return int(cursor.fetchone()[0])
+    return StudentMemoryRevision.objects.values_list("revision", flat=True).get(pk=student_id)
 
 
 def _memory_tokens(title: str, content: str) -> int:
@@ -304,7 +302,6 @@ def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embed
     if not todo:
         return 0
     matrix = embedder.embed(texts)
-    stored = 0
     with transaction.atomic():
         still = {
             m.pk: embeddings.text_hash(fts.memory_text(m.title, m.content))
@@ -313,14 +310,11 @@ def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embed
             .filter(pk__in=[m.pk for m, *_ in todo])
             .only("pk", "title", "content")
         }
+        todo = [item for item in todo if still.get(item[0].pk) == item[1]]
         # One revision per student written, taken in student order (the counters' locks too).
-        revisions = {
-            student_id: student_revision_next(student_id)
-            for student_id in sorted({m.student_id for m, digest, *_ in todo if still.get(m.pk) == digest})
-        }
+        students = sorted({memory.student_id for memory, *_ in todo})
+        revisions = {student_id: student_revision_next(student_id) for student_id in students}
         for memory, digest, row, count in todo:
-            if still.get(memory.pk) != digest:
-                continue
             vector = matrix[row]
             MemoryEmbedding.objects.update_or_create(
                 memory_id=memory.pk,
@@ -335,5 +329,4 @@ def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embed
                     "revision": revisions[memory.student_id],
                 },
             )
-            stored += 1
-    return stored
+    return len(todo)

@@ -14,7 +14,7 @@ from memory.services import memory_embeddings_write, memory_update, teacher_note
 from memory.tasks import memory_embed
 from tests.conftest import wait_for
 from tests.llm_server import EMBEDDING_DIM
-from tests.memory.recall_helpers import note
+from tests.memory.recall_helpers import concurrent_notes, note
 
 
 def _two_memories(student):
@@ -250,11 +250,6 @@ def test_one_students_writes_commit_in_revision_order_and_the_cache_misses_none(
     student waits and takes the next one, a reader meanwhile sees the committed revision, and
     the cache, caught up afterwards, holds both memories (no late commit hides behind a newer
     revision, as one could behind a newer `updated_at`)."""
-    import threading
-    import time
-
-    from django.db import connection, transaction
-
     from memory.recall import load_vectors
 
     alice = school["alice"]
@@ -263,45 +258,21 @@ def test_one_students_writes_commit_in_revision_order_and_the_cache_misses_none(
     model = embeddings.get_embedder().name
     before = vector_cache.version(alice.pk)
     vector_cache.get(alice.pk, model)
-    taken = threading.Event()
-    written: dict[str, tuple[int, float]] = {}
-    errors: list[BaseException] = []
 
-    def slow_writer() -> None:
-        try:
-            with transaction.atomic():
-                memory = note(alice, "Struggles with adding unlike fractions", "Mixed up the denominators.")
-                taken.set()
-                time.sleep(0.6)  # the revision is taken, not committed
-            written["slow"] = (memory.pk, 0.0)
-        except BaseException as exc:  # reported by the assertion below
-            errors.append(exc)
-            taken.set()
-        finally:
-            connection.close()
+    def open_write_not_visible() -> None:
+        assert vector_cache.version(alice.pk) == before  # the open write is not visible yet
 
-    def writer() -> None:
-        try:
-            taken.wait(10)
-            started = time.monotonic()
-            memory = note(alice, "Reads a chapter of a novel each night", "Enjoys detective stories.")
-            written["fast"] = (memory.pk, time.monotonic() - started)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=slow_writer), threading.Thread(target=writer)]
-    for t in threads:
-        t.start()
-    taken.wait(10)
-    assert vector_cache.version(alice.pk) == before  # the open write is not visible yet
-    for t in threads:
-        t.join(30)
-    assert errors == []
-    slow, fast = (AIMemory.objects.get(pk=written[name][0]) for name in ("slow", "fast"))
+    slow, fast, waited = concurrent_notes(
+        alice,
+        ("Struggles with adding unlike fractions", "Mixed up the denominators."),
+        ("Reads a chapter of a novel each night", "Enjoys detective stories."),
+        hold=0.6,
+        while_held=open_write_not_visible,
+    )
+    slow.refresh_from_db()
+    fast.refresh_from_db()
     assert (slow.revision, fast.revision) == (before + 1, before + 2)
-    assert written["fast"][1] > 0.3  # it waited for the first write to commit
+    assert waited > 0.3  # it waited for the first write to commit
     memory_embeddings_write(memory_ids=[slow.pk, fast.pk])
     updates = vector_cache.updates
     version = vector_cache.version(alice.pk)

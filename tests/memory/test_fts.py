@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import math
-import threading
-import time
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import connection
 
 from memory import fts
 from memory.models import AIMemory
 from memory.recall import recall
 from memory.services import memory_archive, memory_update, teacher_note_create
-from tests.memory.recall_helpers import note
+from tests.memory.recall_helpers import concurrent_notes, note
 from tutor.errors import Forbidden, NotFound
 
 
@@ -295,36 +293,12 @@ def test_one_scanned_term_skips_the_grouping_with_the_same_rows(school, monkeypa
 def test_two_memories_written_at_once_keep_statistics_consistent(school):
     """Two writers for one student at the same time: both indexed, statistics add up."""
     alice = school["alice"]
-    first_written = threading.Event()
-    errors: list[BaseException] = []
-
-    def slow_writer() -> None:
-        try:
-            with transaction.atomic():
-                note(alice, "Fractions with unlike denominators", "Practised fractions with a number line.")
-                first_written.set()
-                time.sleep(0.5)  # still uncommitted while the other writer runs
-        except BaseException as exc:  # reported by the assertion below
-            errors.append(exc)
-            first_written.set()
-        finally:
-            connection.close()
-
-    def writer() -> None:
-        try:
-            first_written.wait(10)
-            note(alice, "Fractions and decimals compared today", "Converted fractions to decimals correctly.")
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=slow_writer), threading.Thread(target=writer)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert errors == []
+    concurrent_notes(
+        alice,
+        ("Fractions with unlike denominators", "Practised fractions with a number line."),
+        ("Fractions and decimals compared today", "Converted fractions to decimals correctly."),
+        hold=0.5,
+    )
     assert AIMemory.objects.filter(student=alice).count() == 2
     _assert_index_consistent(alice)
     if connection.vendor == "postgresql":
