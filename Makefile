@@ -1,10 +1,11 @@
 # Two commands: `make run` (server + Celery worker and beat, embedded SQLite and filesystem
 # broker, no external service) and `make test` (ruff, mypy, migrations check, pytest).
+# `make serve` is the production server alone (uvicorn, scripts/serve.sh); `make run` uses it too.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test install install-dev lint bench clean
+.PHONY: run serve test install install-dev lint bench bench-load clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +26,9 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	VENV=$(VENV) ./scripts/run_dev.sh
+
+serve: install
+	VENV=$(VENV) ./scripts/serve.sh
 
 lint: install-dev
 	$(PY) -m ruff check .

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -10,6 +13,7 @@ from rest_framework.views import APIView
 from accounts.models import User
 from accounts.selectors import student_get_visible, students_visible_to
 from accounts.services import user_language_set
+from tutor import throttles
 from tutor.api import Pagination
 
 
@@ -20,9 +24,25 @@ class UserOutput(serializers.ModelSerializer[User]):
 
 
 class TokenObtainApi(ObtainAuthToken):
-    """POST username and password, get a token for the `Authorization: Token ...` header."""
+    """POST username and password, get a token for the `Authorization: Token ...` header.
+
+    After LOGIN_FAILURE_LIMIT failures for a username or from an address, every attempt gets 429
+    with Retry-After until the window has passed (tutor.throttles)."""
 
     permission_classes = [AllowAny]
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raw = request.data.get("username") if isinstance(request.data, dict) else None
+        username = raw if isinstance(raw, str) else ""
+        address = str(request.META.get("REMOTE_ADDR", ""))
+        throttles.login_check(username=username, address=address)
+        try:
+            response = super().post(request, *args, **kwargs)
+        except ValidationError:
+            throttles.login_failed(username=username, address=address)
+            raise
+        throttles.login_succeeded(username=username)
+        return response
 
 
 class MeApi(APIView):

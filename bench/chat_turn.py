@@ -486,11 +486,11 @@ def install_model_timer() -> Callable[[], None]:
 @contextmanager
 def naive_retokenising() -> Iterator[None]:
     """The baseline: re-read and re-tokenise the whole history on every turn, then build as usual."""
-    from conversations import services
+    from conversations import turns
     from conversations.models import Message
     from llm.tokens import count_tokens
 
-    original = services._context_build
+    original = turns.context_build
 
     def naive_context_build(*, conversation: Any, upto_seq: int, fixed_tokens: int) -> Any:
         contents = Message.objects.filter(conversation_id=conversation.pk, seq__lte=upto_seq).values_list(
@@ -503,11 +503,11 @@ def naive_retokenising() -> Iterator[None]:
         # product decides the same from its stored totals, so the rest of the turn is identical.
         return original(conversation=conversation, upto_seq=upto_seq, fixed_tokens=fixed_tokens)
 
-    services._context_build = naive_context_build
+    turns.context_build = naive_context_build
     try:
         yield
     finally:
-        services._context_build = original
+        turns.context_build = original
 
 
 def one_turn(*, student: Any, conversation_id: int, rng: random.Random, series: Series | None,

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -43,6 +44,14 @@ class Conversation(models.Model):
     summary_error = models.CharField(max_length=300, blank=True)
     summary_requested_at = models.DateTimeField(null=True, blank=True)
 
+    # The turn in progress, if any (conversations.turns): a lease that a crashed process cannot
+    # hold for ever. `turn_message` is the student message being answered.
+    turn_token = models.CharField(max_length=32, blank=True)
+    turn_expires_at = models.DateTimeField(null=True, blank=True)
+    turn_message = models.ForeignKey(
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
+    )
+
     objects = ConversationQuerySet.as_manager()
 
     class Meta:
@@ -59,6 +68,9 @@ class Conversation(models.Model):
     @property
     def is_ended(self) -> bool:
         return self.status == self.Status.ENDED
+
+    def turn_in_progress(self, now: datetime) -> bool:
+        return bool(self.turn_token) and self.turn_expires_at is not None and self.turn_expires_at > now
 
 
 class Message(models.Model):

@@ -13,16 +13,22 @@ Every call, successful or not, is metered in `LLMUsage`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import httpx2
 import openai
 from django.conf import settings
 
 from llm.models import LLMUsage
+from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -99,19 +105,22 @@ def is_configured(profile: Profile) -> bool:
 _clients: dict[Profile, openai.OpenAI] = {}
 
 
-def _client(profile: Profile) -> openai.OpenAI:
+def _client_options(profile: Profile) -> dict[str, Any]:
     if not is_configured(profile):
         raise LLMNotConfigured(NOT_CONFIGURED_MESSAGE)
+    return {
+        "base_url": profile.base_url or None,
+        # Local servers ignore the key, but the SDK requires one.
+        "api_key": profile.api_key or "not-needed",
+        "timeout": profile.timeout,
+        "max_retries": 0,
+    }
+
+
+def _client(profile: Profile) -> openai.OpenAI:
     client = _clients.get(profile)
     if client is None:
-        client = openai.OpenAI(
-            base_url=profile.base_url or None,
-            # Local servers ignore the key, but the SDK requires one.
-            api_key=profile.api_key or "not-needed",
-            timeout=profile.timeout,
-            max_retries=0,
-        )
-        _clients[profile] = client
+        client = _clients[profile] = openai.OpenAI(**_client_options(profile))
     return client
 
 
@@ -147,26 +156,12 @@ def complete(
     started = time.monotonic()
     usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
     try:
-        try:
+        with _errors_mapped():
             response = client.chat.completions.create(**kwargs)
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            raise LLMUnavailable(f"model endpoint unreachable: {type(exc).__name__}") from exc
-        except openai.RateLimitError as exc:
-            raise LLMUnavailable("model endpoint rate-limited the request (429)") from exc
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500 or exc.status_code in (408, 409):
-                raise LLMUnavailable(f"model endpoint failed ({exc.status_code})") from exc
-            # 4xx other than rate limits: our request or our credentials are wrong.
-            raise LLMBadResponse(f"model endpoint refused the request ({exc.status_code})") from exc
-        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
-            raise LLMBadResponse("model endpoint returned a malformed answer") from exc
         result = _parse(response, profile.model)
     except LLMError as exc:
-        usage.ok = False
-        usage.error = str(exc)[:300]
-        usage.latency_ms = int((time.monotonic() - started) * 1000)
+        _usage_failed(usage, exc, started)
         usage.save()
-        logger.warning("llm call failed purpose=%s model=%s: %s", purpose, profile.model, exc)
         raise
     latency = int((time.monotonic() - started) * 1000)
     usage.prompt_tokens = result.prompt_tokens
@@ -177,6 +172,37 @@ def complete(
     else:
         usage.save()
     return replace(result, latency_ms=latency)
+
+
+@contextmanager
+def _errors_mapped() -> Iterator[None]:
+    """The SDK's (and the transport's) exceptions as LLMUnavailable or LLMBadResponse."""
+    try:
+        yield
+    except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+        raise LLMUnavailable(f"model endpoint unreachable: {type(exc).__name__}") from exc
+    except openai.RateLimitError as exc:
+        raise LLMUnavailable("model endpoint rate-limited the request (429)") from exc
+    except openai.APIStatusError as exc:
+        if exc.status_code >= 500 or exc.status_code in (408, 409):
+            raise LLMUnavailable(f"model endpoint failed ({exc.status_code})") from exc
+        # 4xx other than rate limits: our request or our credentials are wrong.
+        raise LLMBadResponse(f"model endpoint refused the request ({exc.status_code})") from exc
+    except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
+        raise LLMBadResponse("model endpoint returned a malformed answer") from exc
+    except openai.APIError as exc:
+        # An error event inside a stream.
+        raise LLMUnavailable(f"model endpoint failed mid-answer: {str(exc)[:200]}") from exc
+    except (httpx2.TimeoutException, httpx2.TransportError) as exc:
+        # A stream cut or stalled after its first bytes surfaces from the transport itself.
+        raise LLMUnavailable(f"model endpoint dropped the answer: {type(exc).__name__}") from exc
+
+
+def _usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
+    usage.ok = False
+    usage.error = str(exc)[:300]
+    usage.latency_ms = int((time.monotonic() - started) * 1000)
+    logger.warning("llm call failed purpose=%s model=%s: %s", usage.purpose, usage.model, exc)
 
 
 def _parse(response: Any, model: str) -> LLMResult:
@@ -203,4 +229,103 @@ def _parse(response: Any, model: str) -> LLMResult:
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         model=str(getattr(response, "model", "") or model),
+    )
+
+
+# --- Streaming (the chat turn) ---------------------------------------------------------------
+
+# One AsyncOpenAI client per profile and event loop: its connection pool belongs to the loop
+# that opened it (one per server process; tests run several).
+_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Profile, openai.AsyncOpenAI]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _async_client(profile: Profile) -> openai.AsyncOpenAI:
+    per_loop = _async_clients.setdefault(asyncio.get_running_loop(), {})
+    client = per_loop.get(profile)
+    if client is None:
+        client = per_loop[profile] = openai.AsyncOpenAI(**_client_options(profile))
+    return client
+
+
+async def stream(
+    *,
+    messages: list[dict[str, Any]],
+    purpose: str,
+    profile: Profile,
+    on_delta: Callable[[str], Awaitable[None]],
+    usage_sink: list[LLMUsage],
+    student_id: int | None = None,
+    conversation_id: int | None = None,
+    tools: list[dict[str, Any]] | None = None,
+) -> LLMResult:
+    """One chat completion with `stream=True`; each text chunk is passed to `on_delta` as it comes.
+
+    Touches no database: the call's `LLMUsage` row, successful or not, is appended to
+    `usage_sink` unsaved, for the caller to save in its next database step. Raises LLMUnavailable
+    (including a stream cut halfway) or LLMBadResponse, like `complete`.
+
+    Streamed tool calls are assembled by their index. Servers that repeat the call's id and name
+    in every chunk (llama-cpp-python) are handled: only the arguments are concatenated.
+    """
+    client = _async_client(profile)
+    body: dict[str, Any] = {"messages": messages, "stream_options": {"include_usage": True}}
+    if tools:
+        body["tools"] = tools
+    started = time.monotonic()
+    usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
+    usage_sink.append(usage)
+    parts: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    prompt_tokens = completion_tokens = 0
+    model = ""
+    try:
+        with _errors_mapped():
+            response = await client.chat.completions.create(
+                model=profile.model, messages=[], stream=True, extra_body=body
+            )
+            async for chunk in response:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    prompt_tokens = int(chunk.usage.prompt_tokens or 0)
+                    completion_tokens = int(chunk.usage.completion_tokens or 0)
+                if not chunk.choices:
+                    continue
+                delta = chunk.choices[0].delta
+                if delta is None:
+                    continue
+                if delta.content:
+                    parts.append(delta.content)
+                    await on_delta(delta.content)
+                for call in delta.tool_calls or []:
+                    slot = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] = call.function.name or slot["name"]
+                        slot["arguments"] += call.function.arguments or ""
+        content = "".join(parts)
+        tool_calls = [
+            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
+            for i, c in sorted(calls.items())
+        ]
+        if not content.strip() and not tool_calls:
+            raise LLMBadResponse("model endpoint returned an empty answer")
+    except LLMError as exc:
+        _usage_failed(usage, exc, started)
+        raise
+    if not prompt_tokens:
+        # The server sent no usage chunk (stream_options unsupported): count locally.
+        prompt_tokens = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+        completion_tokens = count_tokens(content + "".join(c.arguments for c in tool_calls))
+    usage.prompt_tokens = prompt_tokens
+    usage.completion_tokens = completion_tokens
+    usage.latency_ms = int((time.monotonic() - started) * 1000)
+    return LLMResult(
+        content=content,
+        tool_calls=tool_calls,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        model=model or profile.model,
+        latency_ms=usage.latency_ms,
     )

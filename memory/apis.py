@@ -8,27 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors, services
-from memory.models import AIMemory
+from memory.serializers import MemoryOutput
 from tutor.api import Pagination, StrictCharField
-
-
-class MemoryOutput(serializers.ModelSerializer[AIMemory]):
-    class Meta:
-        model = AIMemory
-        fields = [
-            "id",
-            "student",
-            "kind",
-            "title",
-            "content",
-            "source",
-            "source_conversation",
-            "author",
-            "status",
-            "archived_reason",
-            "created_at",
-            "updated_at",
-        ]
 
 
 class MemoryListCreateApi(APIView):

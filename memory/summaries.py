@@ -21,6 +21,10 @@ from memory.services import memory_summary_store
 logger = logging.getLogger(__name__)
 
 
+class TurnInProgress(Exception):
+    """The conversation ended while a turn was being answered: the summary waits for its reply."""
+
+
 class Outcome(enum.Enum):
     STORED = "stored"
     ALREADY_DONE = "already_done"
@@ -63,7 +67,9 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
 
     Safe to run any number of times: a conversation whose summary is done, skipped or failed is
     left alone, and `memory_summary_store` stores at most one summary per conversation.
-    Raises gateway.LLMError when the model is unreachable (transient), for the task to retry.
+    Raises gateway.LLMError when the model is unreachable (transient), and TurnInProgress while
+    a turn still holds the conversation's lease (its reply is stored, then summarised), for the
+    task to retry.
     """
     conversation = Conversation.objects.select_related("student").filter(pk=conversation_id).first()
     if conversation is None:
@@ -75,6 +81,8 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         Conversation.SummaryStatus.FAILED,
     ):
         return Outcome.ALREADY_DONE
+    if conversation.turn_in_progress(timezone.now()):
+        raise TurnInProgress(f"conversation {conversation_id} has a turn in progress")
     if not conversation.messages.filter(role=Message.Role.STUDENT).exists():
         _mark(conversation_id, Conversation.SummaryStatus.SKIPPED)
         return Outcome.SKIPPED

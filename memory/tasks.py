@@ -21,12 +21,17 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
 
     Safe to run twice or to be redelivered: `conversation_summary_write` skips a conversation
     whose summary is settled, and a unique constraint allows one summary per conversation.
-    Transient model errors retry with exponential backoff and jitter, up to SUMMARY_MAX_RETRIES;
+    A conversation ended while a turn was in progress waits for that turn's reply. Transient
+    model errors retry with exponential backoff and jitter, up to SUMMARY_MAX_RETRIES;
     after that the summary stays pending and `summaries_sweep` enqueues it again later, so a
     model that is down for hours loses nothing.
     """
     try:
         return summaries.conversation_summary_write(conversation_id=conversation_id).value
+    except summaries.TurnInProgress as exc:
+        # The conversation ended mid-turn: the reply is stored when the turn finishes (or its
+        # lease expires), and the summary is written after it.
+        raise self.retry(exc=exc, countdown=max(1.0, settings.TURN_LEASE_SECONDS / 6)) from exc
     except LLMError as exc:
         summaries.summary_attempt_failed(conversation_id=conversation_id, error=str(exc))
         if not exc.transient or self.request.retries >= settings.SUMMARY_MAX_RETRIES:

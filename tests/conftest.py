@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -42,10 +44,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # The run's own var directory (tutor.settings.test), never the development one.
+    var_dir = Path(django_settings.VAR_DIR)
+    if var_dir.name.startswith("tutor-test-") and var_dir.parent == Path(tempfile.gettempdir()):
+        shutil.rmtree(var_dir, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     # PBKDF2's deliberate slowness adds a second per test user; tests don't need it.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _cache_of_its_own(settings: Any) -> None:
+    """Each test counts throttles from zero: its own key prefix in the shared cache (Redis in CI)."""
+    settings.CACHES = {"default": {**django_settings.CACHES["default"], "KEY_PREFIX": uuid.uuid4().hex}}
 
 
 def make_user(username: str, role: str = User.Role.STUDENT, **extra: Any) -> User:

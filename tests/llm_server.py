@@ -11,6 +11,19 @@ compression summary. A scripted step is a dict:
     {"raw": "not json"}                                   a malformed 200 body
     {"drop": True}                                        close the connection without answering
 
+A request with `"stream": true` is answered as Server-Sent Events (chunked), the way OpenAI,
+vLLM and llama.cpp stream: the content in small chunks, tool calls as argument fragments, then
+a usage chunk if `stream_options.include_usage` asks for it, then `data: [DONE]`. Streaming
+steps may also say:
+
+    {"stream_seconds": 1.5, ...}       spread the chunks over this long (after any "delay")
+    {"drop_after": 3, ...}             cut the connection after this many chunks
+
+and `ScriptedLLM.stream_seconds` (a (low, high) range) sets a default for every streamed reply.
+The server has the quirks of the real ones the product meets: like llama-cpp-python's, it
+repeats each tool call's id and name in every chunk (`repeat_tool_ids`, on by default), and it
+refuses (HTTP 500) an assistant message whose content is null.
+
 Every request body is recorded in `requests` as (kind, body).
 
 POST /v1/embeddings answers deterministic vectors (a hashed bag of words, EMBEDDING_DIM
@@ -21,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import threading
 import time
@@ -65,6 +79,8 @@ class ScriptedLLM:
         self.scripts: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.lock = threading.Lock()
+        self.stream_seconds: tuple[float, float] = (0.0, 0.0)
+        self.repeat_tool_ids = True
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -86,6 +102,8 @@ class ScriptedLLM:
         with self.lock:
             self.scripts.clear()
             self.requests.clear()
+            self.stream_seconds = (0.0, 0.0)
+            self.repeat_tool_ids = True
 
     def script(self, kind: str, *steps: dict[str, Any]) -> None:
         with self.lock:
@@ -123,6 +141,69 @@ class ScriptedLLM:
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def _stream(self, body: dict[str, Any], step: dict[str, Any]) -> None:
+                """The step as an SSE stream of chat.completion.chunk objects."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                ident = f"chatcmpl-{len(llm.requests)}"
+                model = body.get("model", "scripted")
+
+                def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
+                    payload: dict[str, Any] = {
+                        "id": ident,
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": [] if usage else [{"index": 0, "delta": delta, "finish_reason": finish}],
+                    }
+                    if usage:
+                        payload["usage"] = usage
+                    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+                content = str(step.get("content") or "")
+                pieces = [chunk({"role": "assistant", "content": ""})]
+                pieces += [chunk({"content": w}) for w in re.findall(r"\S+\s*|\s+", content)]
+                for i, call in enumerate(step.get("tool_calls") or []):
+                    call_id = f"call_{i}_{len(llm.requests)}"
+                    args = str(call["arguments"])
+                    fragments = [args[j : j + 12] for j in range(0, len(args), 12)] or [""]
+                    for n, fragment in enumerate(fragments):
+                        entry: dict[str, Any] = {"index": i, "function": {"arguments": fragment}}
+                        if n == 0 or llm.repeat_tool_ids:
+                            entry.update(id=call_id, type="function")
+                            entry["function"]["name"] = call["name"]
+                        pieces.append(chunk({"tool_calls": [entry]}))
+                pieces.append(chunk({}, "tool_calls" if step.get("tool_calls") else "stop"))
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+                    usage = {
+                        "prompt_tokens": max(1, prompt_chars // 4),
+                        "completion_tokens": max(1, len(content) // 4),
+                        "total_tokens": max(1, prompt_chars // 4) + max(1, len(content) // 4),
+                    }
+                    pieces.append(chunk({}, usage=usage))
+                pieces.append(b"data: [DONE]\n\n")
+                seconds = step.get("stream_seconds")
+                if seconds is None:
+                    seconds = random.uniform(*llm.stream_seconds)
+                pause = float(seconds) / max(1, len(pieces) - 1)
+                drop_after = step.get("drop_after")
+                for n, piece in enumerate(pieces):
+                    if drop_after is not None and n >= int(drop_after):
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        return
+                    if n and pause:
+                        time.sleep(pause)
+                    self._chunk(piece)
+                self._chunk(b"")
 
             def _embeddings(self, body: dict[str, Any]) -> None:
                 with llm.lock:
@@ -170,6 +251,14 @@ class ScriptedLLM:
                     return
                 if "raw" in step:
                     self._send(200, str(step["raw"]).encode())
+                    return
+                if any(m.get("role") == "assistant" and m.get("content") is None for m in body.get("messages", [])):
+                    # llama-cpp-python's server (pydantic) refuses a null assistant content.
+                    err = {"error": {"message": "Input should be a valid string", "type": "server_error"}}
+                    self._send(500, json.dumps(err).encode())
+                    return
+                if body.get("stream"):
+                    self._stream(body, step)
                     return
                 message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
                 finish = "stop"

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -25,6 +26,8 @@ class ApplicationError(Exception):
     status_code: int = status.HTTP_400_BAD_REQUEST
     code = "invalid"
     retry_safe = False
+    # Seconds, sent as the Retry-After header when set.
+    retry_after: int | None = None
 
     def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -68,7 +71,17 @@ def _first_message(detail: Any) -> str:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        return Response(error_body(exc.code, exc.message, exc.details, exc.retry_safe), status=exc.status_code)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return Response(
+            error_body(exc.code, exc.message, exc.details, exc.retry_safe), status=exc.status_code, headers=headers
+        )
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        logger.error("database unavailable: %s", exc)
+        return Response(
+            error_body("database_unavailable", "The database is unavailable; try again in a moment.", retry_safe=True),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "5"},
+        )
     if isinstance(exc, DjangoValidationError):
         details = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         return Response(error_body("invalid", _first_message(details), details), status=status.HTTP_400_BAD_REQUEST)
@@ -89,7 +102,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         message = str(exc.detail) if not isinstance(exc.detail, (list, dict)) else _first_message(exc.detail)
         details = {}
     code = exc.default_code if not isinstance(exc, exceptions.ValidationError) else "invalid"
-    response.data = error_body(code, message, details)
+    # A throttled request changed nothing: the same request is safe to send again later.
+    response.data = error_body(code, message, details, retry_safe=isinstance(exc, exceptions.Throttled))
     return response
 
 

@@ -22,7 +22,7 @@ urlpatterns = [
     ),
     path(
         f"{api}conversations/<int:conversation_id>/messages/",
-        conversations.MessageSendApi.as_view(),
+        conversations.message_send,
         name="message-send",
     ),
     path(

@@ -110,7 +110,7 @@ def test_compression_decision_does_not_retokenise_history(clients, llm, settings
         counted.append(len(text))
         return real(text, **kw)
 
-    with mock.patch("conversations.services.count_tokens", side_effect=spy):
+    with mock.patch("conversations.turns.count_tokens", side_effect=spy):
         chat(clients["alice"], cid, 1, offset=500)
     # The student's message and the reply, nothing from the 60 earlier messages.
     assert len(counted) == 2

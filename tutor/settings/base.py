@@ -103,13 +103,19 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------
 # DATABASE_URL selects PostgreSQL in production; the default is an embedded SQLite file.
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'tutor.sqlite3'}")
-# Connections are kept between requests (a new PostgreSQL connection costs about 3 ms, a third of
-# a recall at 10,000 memories) and checked before reuse; DB_CONN_MAX_AGE=0: one per request.
-DATABASES = {
-    "default": dj_database_url.parse(
-        DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
-    )
-}
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=False)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A bounded pool per process (psycopg_pool). A request or a chat-turn step borrows a
+    # connection and gives it back when it ends: a turn holds none while the model thinks, so
+    # PostgreSQL sees at most DB_POOL_MAX_SIZE connections per process whatever the concurrency.
+    DATABASES["default"]["OPTIONS"] = {
+        "pool": {
+            "min_size": env_int("DB_POOL_MIN_SIZE", 1),
+            "max_size": env_int("DB_POOL_MAX_SIZE", 6),
+            # A request that finds the pool empty this long answers 503 (retry_safe).
+            "timeout": env_float("DB_POOL_TIMEOUT_SECONDS", 10.0),
+        }
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web server read while the worker writes; the timeout waits for a writer
     # instead of failing with "database is locked".
@@ -136,6 +142,19 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 
+# --- Cache (throttles) --------------------------------------------------------------------------
+# Shared by every process: Redis when REDIS_URL is set, else files under var/ (the embedded default).
+CACHE_URL = env_str("CACHE_URL", env_str("REDIS_URL"))
+if CACHE_URL.startswith("redis"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -149,7 +168,14 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": [],
 }
+# Throttles (tutor.throttles), "<count>/<second|minute|hour|day>"; empty turns one off.
+THROTTLE_SEND_RATE = env_str("THROTTLE_SEND_RATE", "30/minute")  # chat sends per user
+# Wrong passwords per username, and per client address, before POST /auth/token/ answers 429
+# (even for the right password) until the window has passed.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
 
 # --- Celery ---------------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
@@ -213,6 +239,13 @@ MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 20_000)
 MEMORY_LOAD_COUNT = env_int("MEMORY_LOAD_COUNT", 10)
 SAVE_MEMORY_MAX_PER_CONVERSATION = env_int("SAVE_MEMORY_MAX_PER_CONVERSATION", 5)
 MAX_TOOL_ROUNDS = env_int("MAX_TOOL_ROUNDS", 3)
+# A turn claims its conversation with a lease (conversations.turns): renewed every third of this
+# while the model answers, so a crashed process blocks a conversation for at most this long.
+TURN_LEASE_SECONDS = env_float("TURN_LEASE_SECONDS", 30.0)
+# How long a send waits for the conversation's previous turn before answering 503 (not stored).
+TURN_WAIT_SECONDS = env_float("TURN_WAIT_SECONDS", 120.0)
+# The longest a whole turn (every model round) may take before it fails as unavailable.
+TURN_DEADLINE_SECONDS = env_float("TURN_DEADLINE_SECONDS", 180.0)
 COMPRESSION_THRESHOLD_TOKENS = env_int("COMPRESSION_THRESHOLD_TOKENS", 150_000)
 KEEP_RECENT_MESSAGES = env_int("KEEP_RECENT_MESSAGES", 14)
 CONVERSATION_IDLE_MINUTES = env_int("CONVERSATION_IDLE_MINUTES", 30)
@@ -293,5 +326,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # httpx2 (the openai SDK's client) logs every request at INFO.
+    "loggers": {name: {"level": "WARNING"} for name in ("django.db.backends", "httpx2", "httpx")},
 }

@@ -1,0 +1,159 @@
+"""The history a turn sends to the model, compressed when it would cross the threshold.
+
+The decision uses the conversation's stored running totals and the latest checkpoint's counts,
+never a re-tokenised history. Compression folds all but KEEP_RECENT_MESSAGES messages into a
+stored `ContextCheckpoint`; the messages themselves are never deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from conversations import prompts
+from conversations.models import ContextCheckpoint, Conversation
+from llm import gateway
+from llm.models import LLMUsage
+from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
+from tutor.db import connection_release
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Context:
+    history: list[prompts.HistoryItem]
+    checkpoint_summary: str | None
+    checkpoint_covered: int
+    omitted: int
+
+
+def context_build(*, conversation: Conversation, upto_seq: int, fixed_tokens: int) -> Context:
+    """The history to send, compressed if it would cross the threshold.
+
+    The decision uses the conversation's stored running totals and the latest checkpoint's
+    stored counts: its cost does not grow with the conversation.
+    """
+    threshold = settings.COMPRESSION_THRESHOLD_TOKENS
+    checkpoint = conversation.checkpoints.order_by("-covers_through_seq").first()
+    covered_seq = checkpoint.covers_through_seq if checkpoint else 0
+    covered_tokens = checkpoint.covered_tokens if checkpoint else 0
+    covered_messages = checkpoint.covered_messages if checkpoint else 0
+    summary_tokens = checkpoint.summary_tokens if checkpoint else 0
+    live_messages = conversation.message_count - covered_messages
+    estimate = (
+        fixed_tokens
+        + summary_tokens
+        + conversation.history_tokens
+        - covered_tokens
+        + live_messages * MESSAGE_OVERHEAD_TOKENS
+    )
+    if estimate > threshold:
+        new_checkpoint = _compress(conversation=conversation, checkpoint=checkpoint, upto_seq=upto_seq)
+        if new_checkpoint is not None:
+            checkpoint = new_checkpoint
+            covered_seq = checkpoint.covers_through_seq
+            summary_tokens = checkpoint.summary_tokens
+
+    rows = list(
+        conversation.messages.filter(seq__gt=covered_seq, seq__lte=upto_seq)
+        .order_by("seq")
+        .values_list("role", "content", "token_count")
+    )
+    # Whatever happened above, the history sent must fit: drop the oldest messages, with a
+    # marker, if it still does not (compression failed, or the recent messages alone are huge).
+    budget = threshold - fixed_tokens - summary_tokens
+    used = sum(t + MESSAGE_OVERHEAD_TOKENS for _, _, t in rows)
+    start = 0
+    while used > budget and start < len(rows) - 1:
+        used -= rows[start][2] + MESSAGE_OVERHEAD_TOKENS
+        start += 1
+    if start:
+        logger.warning("conversation %s: %d messages left out of the prompt to fit", conversation.pk, start)
+    return Context(
+        history=[prompts.HistoryItem(role=r, content=c) for r, c, _ in rows[start:]],
+        checkpoint_summary=checkpoint.summary if checkpoint else None,
+        checkpoint_covered=checkpoint.covered_messages if checkpoint else 0,
+        omitted=start,
+    )
+
+
+def _compress(
+    *, conversation: Conversation, checkpoint: ContextCheckpoint | None, upto_seq: int
+) -> ContextCheckpoint | None:
+    """Summarise everything but the KEEP_RECENT_MESSAGES latest messages into a new checkpoint.
+
+    The previous checkpoint's summary is folded in. Returns None (and logs) if the summary
+    call fails: the caller then trims the history instead.
+    """
+    covered_seq = checkpoint.covers_through_seq if checkpoint else 0
+    keep = settings.KEEP_RECENT_MESSAGES
+    rows = list(
+        conversation.messages.filter(seq__gt=covered_seq, seq__lte=upto_seq)
+        .order_by("seq")
+        .values_list("seq", "role", "content", "token_count")
+    )
+    fold = rows[:-keep] if keep else rows
+    if not fold:
+        return None
+    # The summary model may take seconds: no connection is held while it answers.
+    connection_release()
+    try:
+        summary = _summarise_for_compression(
+            conversation=conversation,
+            previous_summary=checkpoint.summary if checkpoint else None,
+            transcript=[prompts.HistoryItem(role=r, content=c) for _, r, c, _ in fold],
+        )
+    except gateway.LLMError as exc:
+        logger.error("conversation %s: context compression failed, trimming instead: %s", conversation.pk, exc)
+        return None
+    new_checkpoint, _ = ContextCheckpoint.objects.get_or_create(
+        conversation=conversation,
+        covers_through_seq=fold[-1][0],
+        defaults={
+            "covered_messages": (checkpoint.covered_messages if checkpoint else 0) + len(fold),
+            "covered_tokens": (checkpoint.covered_tokens if checkpoint else 0) + sum(t for *_, t in fold),
+            "summary": summary,
+            "summary_tokens": count_tokens(summary) + MESSAGE_OVERHEAD_TOKENS,
+        },
+    )
+    return new_checkpoint
+
+
+def _summarise_for_compression(
+    *, conversation: Conversation, previous_summary: str | None, transcript: list[prompts.HistoryItem]
+) -> str:
+    """Fold the transcript into a summary, in chunks that fit the summary model's input."""
+    limit = settings.SUMMARY_MAX_TRANSCRIPT_TOKENS
+    summary = previous_summary
+    chunk: list[prompts.HistoryItem] = []
+    used = 0
+    profile = gateway.background_profile()
+
+    def flush(current: str | None, items: list[prompts.HistoryItem]) -> str:
+        result = gateway.complete(
+            messages=prompts.compression_messages(previous_summary=current, transcript=items),
+            purpose=LLMUsage.Purpose.COMPRESSION,
+            profile=profile,
+            student_id=conversation.student_id,
+            conversation_id=conversation.pk,
+        )
+        if not result.content.strip():
+            raise gateway.LLMBadResponse("empty compression summary")
+        return result.content.strip()
+
+    for item in transcript:
+        # Rough count from characters: these messages' exact counts are stored, but a chunk
+        # boundary only needs to be safe, not exact.
+        cost = len(item.content) // 3 + MESSAGE_OVERHEAD_TOKENS
+        if chunk and used + cost > limit:
+            summary = flush(summary, chunk)
+            chunk, used = [], 0
+        chunk.append(item)
+        used += cost
+    if chunk:
+        summary = flush(summary, chunk)
+    assert summary is not None
+    return summary

@@ -1,0 +1,297 @@
+"""The chat turn, asynchronous: the model is awaited with no thread and no connection held.
+
+`turn_open` starts a turn (or finds the stored reply, or joins the turn already answering the
+same message) and returns its `TurnFeed`: the events a client sees, in order:
+
+    message  the stored student message            (first)
+    delta    {"content": "..."}, a chunk of the reply as the model writes it
+    memory   a note the model saved with save_memory
+    done     the stored tutor message, with "replayed"
+    error    the error envelope, with retry_safe
+
+The turn runs in its own asyncio task (`_drive`), not in the request: a client that goes away
+stops reading the feed, and the turn still completes and stores its reply. A retry with the
+same `client_message_id` then replays the stored reply, or follows the feed still being
+written (in this process), or waits for it (another process): never a second model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from django.conf import settings
+
+from conversations import prompts, turns
+from conversations.models import Message
+from conversations.serializers import MessageOutput, memory_event
+from llm import gateway
+from llm.models import LLMUsage
+from tutor.db import db_step
+from tutor.errors import ApplicationError, error_body
+
+logger = logging.getLogger(__name__)
+
+Event = tuple[str, dict[str, Any]]
+
+
+class TurnFeed:
+    """The events of one turn, kept from the start so that a late follower sees them all."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.closed = False
+        self.replayed = False
+        self.error: ApplicationError | None = None
+        self.student_message: Message | None = None
+        self.reply: Message | None = None
+        self._changed = asyncio.Event()
+
+    def publish(self, event: str, data: dict[str, Any]) -> None:
+        self.events.append((event, data))
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def close(self) -> None:
+        self.closed = True
+        self._changed.set()
+
+    async def follow(self) -> AsyncIterator[Event]:
+        seen = 0
+        while True:
+            changed = self._changed
+            while seen < len(self.events):
+                yield self.events[seen]
+                seen += 1
+            if self.closed:
+                return
+            await changed.wait()
+
+    async def wait(self) -> None:
+        while not self.closed:
+            await self._changed.wait()
+
+    def start(self, student_message: Message) -> None:
+        self.student_message = student_message
+        self.publish("message", dict(MessageOutput(student_message).data))
+
+    def finish(self, reply: Message) -> None:
+        self.reply = reply
+        self.publish("done", {**MessageOutput(reply).data, "replayed": self.replayed})
+        self.close()
+
+    def fail(self, error: ApplicationError) -> None:
+        self.error = error
+        self.publish("error", error_body(error.code, error.message, error.details, error.retry_safe))
+        self.close()
+
+    @classmethod
+    def replay(cls, stored: turns.Replay, *, replayed: bool = True) -> TurnFeed:
+        """A feed of a reply already stored; `replayed` is False for a client that waited for it."""
+        feed = cls()
+        feed.replayed = replayed
+        feed.start(stored.student_message)
+        feed.publish("delta", {"content": stored.reply.content})
+        feed.finish(stored.reply)
+        return feed
+
+
+# Turns in progress in this process, by (event loop, student message id), and their tasks (the
+# loop keeps only weak references to tasks).
+_feeds: dict[tuple[int, int], TurnFeed] = {}
+_tasks: set[asyncio.Task[None]] = set()
+
+
+async def turn_open(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnFeed:
+    """Start, replay or join the turn of this message. Raises ApplicationError before anything
+    is streamed: 404, 403, 409, 503 (no model, database down, conversation busy too long)."""
+    loop = id(asyncio.get_running_loop())
+    deadline = time.monotonic() + settings.TURN_WAIT_SECONDS
+    pause = 0.02
+    followed = False  # this message's turn was in progress in another process when we came
+    while True:
+        outcome = await db_step(
+            turns.turn_begin,
+            user=user,
+            conversation_id=conversation_id,
+            content=content,
+            client_message_id=client_message_id,
+        )
+        if isinstance(outcome, turns.Replay):
+            return TurnFeed.replay(outcome, replayed=not followed)
+        if isinstance(outcome, turns.Claimed):
+            feed = TurnFeed()
+            feed.start(outcome.student_message)
+            key = (loop, outcome.student_message.pk)
+            _feeds[key] = feed
+            task = asyncio.create_task(_drive(outcome, feed, key))
+            _tasks.add(task)
+            task.add_done_callback(_tasks.discard)
+            return feed
+        if outcome.student_message is not None:
+            following = _feeds.get((loop, outcome.student_message.pk))
+            if following is not None:
+                return following
+            followed = True
+        if time.monotonic() > deadline:
+            if outcome.student_message is not None:
+                raise turns.ConversationBusy(
+                    "Your message is saved and still being answered; retry with the same client_message_id.",
+                    details={"student_message_id": outcome.student_message.pk},
+                )
+            raise turns.ConversationBusy(
+                "The previous message in this conversation is still being answered; your message was not "
+                "stored. Send it again in a moment."
+            )
+        await asyncio.sleep(pause)
+        pause = min(pause * 1.5, 0.25)
+
+
+async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> None:
+    """Run the model rounds of a claimed turn and store the reply. Never raises: every failure
+    ends the feed with an `error` event, and the student's message stays stored."""
+    usage: list[LLMUsage] = []
+    renewal = asyncio.create_task(_renew(claim))
+    try:
+        try:
+            async with asyncio.timeout(settings.TURN_DEADLINE_SECONDS):
+                content, prompt_tokens, completion_tokens, model = await _converse(claim, feed, usage)
+        except TimeoutError:
+            raise gateway.LLMUnavailable(f"the turn took more than {settings.TURN_DEADLINE_SECONDS:.0f} s") from None
+        reply = await db_step(
+            turns.turn_finish,
+            claim=claim,
+            content=content,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            model=model,
+            usage=usage,
+        )
+        feed.finish(reply)
+    except gateway.LLMError as exc:
+        await _abandon(claim, usage)
+        feed.fail(_turn_error(exc, claim))
+    except turns.DATABASE_ERRORS as exc:
+        logger.error("conversation %s: database unavailable during the turn: %s", claim.conversation_id, exc)
+        feed.fail(
+            turns.DatabaseUnavailable(
+                "The database became unavailable. Your message is saved; retrying with the same "
+                "client_message_id is safe.",
+                details={"student_message_id": claim.student_message.pk},
+            )
+        )
+    except Exception:
+        logger.exception("conversation %s: the turn failed", claim.conversation_id)
+        await _abandon(claim, usage)
+        feed.fail(
+            turns.TurnFailed(
+                "The turn failed unexpectedly. Your message is saved; retrying with the same "
+                "client_message_id is safe.",
+                details={"student_message_id": claim.student_message.pk},
+            )
+        )
+    finally:
+        renewal.cancel()
+        feed.close()
+        _feeds.pop(key, None)
+
+
+async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage]) -> tuple[str, int, int, str]:
+    """Stream the model, running save_memory calls between rounds, until it answers with text."""
+    profile = gateway.chat_profile()
+    messages = claim.messages
+    prompt_tokens = completion_tokens = 0
+    model = profile.model
+
+    async def on_delta(text: str) -> None:
+        feed.publish("delta", {"content": text})
+
+    for _ in range(settings.MAX_TOOL_ROUNDS + 1):
+        result = await gateway.stream(
+            messages=messages,
+            purpose=LLMUsage.Purpose.CHAT,
+            profile=profile,
+            on_delta=on_delta,
+            usage_sink=usage,
+            student_id=claim.student_id,
+            conversation_id=claim.conversation_id,
+            tools=[prompts.SAVE_MEMORY_TOOL],
+        )
+        prompt_tokens += result.prompt_tokens
+        completion_tokens += result.completion_tokens
+        model = result.model or model
+        if not result.tool_calls:
+            return result.content, prompt_tokens, completion_tokens, model
+        outcomes = await db_step(
+            turns.turn_tools_run,
+            conversation_id=claim.conversation_id,
+            student_id=claim.student_id,
+            calls=result.tool_calls,
+        )
+        for outcome in outcomes:
+            if outcome.memory is not None:
+                feed.publish("memory", memory_event(outcome.memory))
+        messages = [
+            *messages,
+            {
+                # "" and not null: llama-cpp-python's server refuses a null content.
+                "role": "assistant",
+                "content": result.content or "",
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                    for c in result.tool_calls
+                ],
+            },
+            *({"role": "tool", "tool_call_id": o.call.id, "content": o.result} for o in outcomes),
+        ]
+    raise gateway.LLMBadResponse("the model kept calling tools without answering")
+
+
+async def _renew(claim: turns.Claimed) -> None:
+    interval = settings.TURN_LEASE_SECONDS / 3
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            if not await db_step(turns.turn_renew, conversation_id=claim.conversation_id, token=claim.token):
+                logger.warning("conversation %s: the turn's lease was taken over", claim.conversation_id)
+                return
+        except turns.DATABASE_ERRORS as exc:
+            logger.warning("conversation %s: lease not renewed: %s", claim.conversation_id, exc)
+
+
+async def _abandon(claim: turns.Claimed, usage: list[LLMUsage]) -> None:
+    try:
+        await db_step(turns.turn_abandon, claim=claim, usage=usage)
+    except turns.DATABASE_ERRORS as exc:
+        logger.error("conversation %s: failed turn not recorded (database down): %s", claim.conversation_id, exc)
+
+
+def _turn_error(exc: gateway.LLMError, claim: turns.Claimed) -> ApplicationError:
+    details = {"student_message_id": claim.student_message.pk}
+    if isinstance(exc, gateway.LLMNotConfigured):
+        return turns.ModelNotConfigured(str(exc), details=details)
+    if isinstance(exc, gateway.LLMBadResponse):
+        return turns.ModelBadResponse(
+            f"The tutor model gave an unusable answer ({exc}). Your message is saved; retrying with the "
+            "same client_message_id is safe.",
+            details=details,
+        )
+    return turns.ModelUnavailable(
+        f"The tutor model is unavailable ({exc}). Your message is saved; retrying with the same "
+        "client_message_id is safe.",
+        details=details,
+    )
+
+
+def sse_encode(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+async def sse(feed: TurnFeed) -> AsyncIterator[bytes]:
+    """The feed as Server-Sent Events. Cancelled when the client goes away: the turn goes on."""
+    async for event, data in feed.follow():
+        yield sse_encode(event, data)

@@ -1,0 +1,336 @@
+"""The database steps of a chat turn: each short and synchronous, none of them waits for the model.
+
+A turn (driven by conversations.streaming):
+1. `turn_begin` looks the conversation up through the scoping primitive first, so another
+   user's request gets its 404 in the time of one query, whatever the owner is doing. Then one
+   short transaction claims the conversation with a lease and stores the student's message
+   (idempotent on `client_message_id`), and commits. The prompt is built after the commit.
+2. The model is streamed with no connection checked out.
+3. `turn_tools_run` runs the model's save_memory calls between model rounds.
+4. `turn_finish` stores the reply with the turn's usage rows and releases the lease, in one
+   transaction; `turn_abandon` stores the failed calls' usage and releases it.
+
+The lease (`turn_token`, `turn_expires_at` on the conversation row) serialises the turns of a
+conversation: a send that finds a live lease waits and tries again, so messages stay in order.
+The driver renews it while the model answers (`turn_renew`); a lease left by a crashed process
+expires after TURN_LEASE_SECONDS and the next send takes the conversation over.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from conversations import prompts
+from conversations.context import context_build
+from conversations.models import Conversation, Message
+from conversations.selectors import conversation_get
+from llm import gateway
+from llm.models import LLMUsage
+from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
+from memory.models import AIMemory
+from memory.recall import memory_block_tokens, memory_item
+from memory.selectors import memories_for_turn
+from memory.services import memory_note_save
+from tutor.errors import ApplicationError, Conflict, Forbidden, ServiceUnavailable
+
+logger = logging.getLogger(__name__)
+
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+
+class ModelUnavailable(ApplicationError):
+    status_code = 503
+    code = "model_unavailable"
+    retry_safe = True
+
+
+class ModelNotConfigured(ApplicationError):
+    status_code = 503
+    code = "model_not_configured"
+    retry_safe = True
+
+
+class ModelBadResponse(ApplicationError):
+    status_code = 502
+    code = "model_bad_response"
+    retry_safe = True
+
+
+class ConversationBusy(ServiceUnavailable):
+    code = "conversation_busy"
+    retry_safe = True
+
+
+class TurnFailed(ServiceUnavailable):
+    code = "turn_failed"
+    retry_safe = True
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    code = "database_unavailable"
+    retry_safe = True
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The message was answered already: the stored reply, no model call."""
+
+    student_message: Message
+    reply: Message
+
+
+@dataclass(frozen=True)
+class Busy:
+    """Another turn holds the conversation. `student_message` is set when that turn is this
+    very message's (a retry during its turn): the caller follows it instead of waiting."""
+
+    student_message: Message | None
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The lease is ours and the message stored: the caller runs the model, then finishes."""
+
+    conversation_id: int
+    student_id: int
+    student_message: Message
+    token: str
+    messages: list[dict[str, Any]]
+
+
+def require_student_owner(*, user: Any, conversation: Conversation) -> None:
+    # Teachers can read their students' conversations but never write on a student's behalf.
+    if user.pk != conversation.student_id:
+        raise Forbidden("Only the student can write in their own conversation.")
+
+
+def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
+    """Claim the conversation and store the student's message, or say why not (see the classes).
+
+    Raises NotFound, Forbidden, Conflict (ended conversation, client_message_id reused for other
+    content), ModelNotConfigured (the message is stored, the lease released) and
+    DatabaseUnavailable, whose message says whether the student's message was stored.
+    """
+    try:
+        conversation = conversation_get(user=user, conversation_id=conversation_id)
+        require_student_owner(user=user, conversation=conversation)
+        outcome = _claim(conversation_id=conversation.pk, content=content, client_message_id=client_message_id)
+    except DATABASE_ERRORS as exc:
+        logger.error("turn of conversation %s: database unavailable before storing: %s", conversation_id, exc)
+        raise DatabaseUnavailable(
+            "The database is unavailable; your message was not stored. Send it again in a moment."
+        ) from exc
+    if not isinstance(outcome, Claimed):
+        return outcome
+    try:
+        if not gateway.is_configured(gateway.chat_profile()):
+            raise ModelNotConfigured(
+                gateway.NOT_CONFIGURED_MESSAGE, details={"student_message_id": outcome.student_message.pk}
+            )
+        return _with_prompt(outcome)
+    except BaseException as exc:
+        _release_quietly(conversation_id=outcome.conversation_id, token=outcome.token)
+        if isinstance(exc, DATABASE_ERRORS):
+            raise DatabaseUnavailable(
+                "The database became unavailable. Your message is saved; retrying with the same "
+                "client_message_id is safe.",
+                details={"student_message_id": outcome.student_message.pk},
+            ) from exc
+        raise
+
+
+def _claim(*, conversation_id: int, content: str, client_message_id: str) -> Replay | Busy | Claimed:
+    with transaction.atomic():
+        conversation = (
+            Conversation.objects.select_related("student").select_for_update(of=("self",)).get(pk=conversation_id)
+        )
+        now = timezone.now()
+        message = conversation.messages.filter(client_message_id=client_message_id).first()
+        if message is not None:
+            if message.content != content:
+                raise Conflict(
+                    "client_message_id was already used for a different message in this conversation.",
+                    details={"client_message_id": client_message_id},
+                )
+            reply = Message.objects.filter(reply_to=message).first()
+            if reply is not None:
+                return Replay(message, reply)
+            if conversation.turn_in_progress(now):
+                return Busy(message if conversation.turn_message_id == message.pk else None)
+            if conversation.is_ended:
+                raise Conflict(
+                    "This conversation has ended; start a new one.", details={"student_message_id": message.pk}
+                )
+        else:
+            if conversation.is_ended:
+                raise Conflict("This conversation has ended; start a new one.")
+            if conversation.turn_in_progress(now):
+                return Busy(None)
+            message = message_append(
+                conversation=conversation,
+                role=Message.Role.STUDENT,
+                content=content,
+                client_message_id=client_message_id,
+            )
+        token = uuid.uuid4().hex
+        Conversation.objects.filter(pk=conversation.pk).update(
+            turn_token=token, turn_expires_at=now + _lease(), turn_message=message
+        )
+    return Claimed(conversation.pk, conversation.student_id, message, token, [])
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.TURN_LEASE_SECONDS)
+
+
+def message_append(*, conversation: Conversation, role: str, content: str, **fields: Any) -> Message:
+    """Append a message to a conversation locked by the caller, keeping the running totals."""
+    tokens = count_tokens(content)
+    seq = conversation.message_count + 1
+    message = Message.objects.create(
+        conversation=conversation, seq=seq, role=role, content=content, token_count=tokens, **fields
+    )
+    conversation.message_count = seq
+    conversation.history_tokens += tokens
+    conversation.last_activity_at = timezone.now()
+    Conversation.objects.filter(pk=conversation.pk).update(
+        message_count=seq,
+        history_tokens=F("history_tokens") + tokens,
+        last_activity_at=conversation.last_activity_at,
+    )
+    return message
+
+
+def _with_prompt(claim: Claimed) -> Claimed:
+    """The prompt: the latest and the recalled memories, then the (compressed) history."""
+    conversation = Conversation.objects.select_related("student").get(pk=claim.conversation_id)
+    student_message = claim.student_message
+    # The latest memories plus those recalled for this message, within MEMORY_TOKEN_BUDGET;
+    # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
+    chosen = memories_for_turn(
+        student_id=conversation.student_id, message=student_message.content, language=conversation.student.language
+    )
+    fixed_tokens = _system_prompt_tokens() + memory_block_tokens(chosen)
+    context = context_build(conversation=conversation, upto_seq=student_message.seq, fixed_tokens=fixed_tokens)
+    messages = prompts.build_chat_messages(
+        memories=[memory_item(m) for m in chosen],
+        history=context.history,
+        checkpoint_summary=context.checkpoint_summary,
+        checkpoint_covered=context.checkpoint_covered,
+        omitted=context.omitted,
+    )
+    return Claimed(claim.conversation_id, claim.student_id, student_message, claim.token, messages)
+
+
+_system_tokens_cache: dict[str, int] = {}
+
+
+def _system_prompt_tokens() -> int:
+    key = settings.LLM_MODEL
+    if key not in _system_tokens_cache:
+        tool = json.dumps(prompts.SAVE_MEMORY_TOOL)
+        _system_tokens_cache[key] = count_tokens(prompts.SYSTEM_PROMPT) + count_tokens(tool) + MESSAGE_OVERHEAD_TOKENS
+    return _system_tokens_cache[key]
+
+
+def turn_renew(*, conversation_id: int, token: str) -> bool:
+    """Extend the lease while the model answers; False if it is no longer ours."""
+    expires = timezone.now() + _lease()
+    return bool(Conversation.objects.filter(pk=conversation_id, turn_token=token).update(turn_expires_at=expires))
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    call: gateway.ToolCall
+    result: str
+    memory: AIMemory | None
+
+
+def turn_tools_run(*, conversation_id: int, student_id: int, calls: list[gateway.ToolCall]) -> list[ToolOutcome]:
+    """Run the model's tool calls; an invalid call gets an error text for the model, never raises."""
+    return [_tool_call_run(conversation_id=conversation_id, student_id=student_id, call=call) for call in calls]
+
+
+def _tool_call_run(*, conversation_id: int, student_id: int, call: gateway.ToolCall) -> ToolOutcome:
+    if call.name != "save_memory":
+        return ToolOutcome(call, f"Error: unknown tool {call.name!r}. The only tool is save_memory.", None)
+    try:
+        args = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        args = None
+    if not isinstance(args, dict):
+        return ToolOutcome(call, 'Error: arguments must be a JSON object {"title": ..., "content": ...}.', None)
+    try:
+        memory, created = memory_note_save(
+            student_id=student_id, conversation_id=conversation_id, title=args.get("title"), content=args.get("content")
+        )
+    except ValidationError as exc:
+        return ToolOutcome(call, "Error: memory not saved. " + " ".join(exc.messages), None)
+    if created:
+        return ToolOutcome(call, f"Saved memory {memory.pk}: {memory.title}", memory)
+    return ToolOutcome(call, f"Already saved as memory {memory.pk}.", None)
+
+
+def turn_finish(
+    *, claim: Claimed, content: str, prompt_tokens: int, completion_tokens: int, model: str, usage: list[LLMUsage]
+) -> Message:
+    """Store the reply with the turn's usage rows and release the lease, in one transaction.
+
+    The reply is stored even if the conversation was ended meanwhile (its summary waits for the
+    lease, see memory.summaries) or the lease expired and was taken over: a reply is never lost,
+    and `reply_to` being unique, a message never gets two.
+    """
+    with transaction.atomic():
+        conversation = Conversation.objects.select_for_update().get(pk=claim.conversation_id)
+        LLMUsage.objects.bulk_create(usage)
+        reply = Message.objects.filter(reply_to=claim.student_message).first()
+        if reply is None:
+            reply = message_append(
+                conversation=conversation,
+                role=Message.Role.TUTOR,
+                content=content,
+                reply_to=claim.student_message,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                model=model,
+            )
+        else:
+            logger.warning("conversation %s: message %s was answered by another turn", conversation.pk, reply.pk)
+        _release(conversation_id=conversation.pk, token=claim.token)
+    return reply
+
+
+def turn_abandon(*, claim: Claimed, usage: list[LLMUsage]) -> None:
+    """A failed turn: its calls are metered, the lease released; the student's message stays."""
+    with transaction.atomic():
+        LLMUsage.objects.bulk_create(usage)
+        _release(conversation_id=claim.conversation_id, token=claim.token)
+
+
+def _release(*, conversation_id: int, token: str) -> None:
+    Conversation.objects.filter(pk=conversation_id, turn_token=token).update(
+        turn_token="", turn_expires_at=None, turn_message=None
+    )
+
+
+def _release_quietly(*, conversation_id: int, token: str) -> None:
+    try:
+        _release(conversation_id=conversation_id, token=token)
+    except DATABASE_ERRORS:
+        logger.warning("conversation %s: lease not released (database down); it expires by itself", conversation_id)
+
+
+def turn_release_quietly(*, claim: Claimed) -> None:
+    """Best effort, for a turn that failed in an unexpected way; the lease expires otherwise."""
+    _release_quietly(conversation_id=claim.conversation_id, token=claim.token)

@@ -1,0 +1,26 @@
+"""How memories are shown to clients (the API and the chat turn's `memory` event)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from memory.models import AIMemory
+
+
+class MemoryOutput(serializers.ModelSerializer[AIMemory]):
+    class Meta:
+        model = AIMemory
+        fields = [
+            "id",
+            "student",
+            "kind",
+            "title",
+            "content",
+            "source",
+            "source_conversation",
+            "author",
+            "status",
+            "archived_reason",
+            "created_at",
+            "updated_at",
+        ]

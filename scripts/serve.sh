@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The production server: uvicorn serving the ASGI application (tutor.asgi), used by `make serve`
+# and by `make run`. Each setting comes from the environment:
+#   RUN_ADDR             host:port to listen on (127.0.0.1:8000)
+#   WEB_CONCURRENCY      worker processes (2; each one serves many turns at once)
+#   WEB_KEEPALIVE        seconds an idle keep-alive connection stays open (5)
+#   WEB_GRACEFUL_TIMEOUT seconds a stopping worker lets its turns finish (30)
+#   WEB_BACKLOG          pending connections the socket queues (2048)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${VENV:-.venv}/bin/python"
+ADDR="${RUN_ADDR:-127.0.0.1:8000}"
+exec "$PY" -m uvicorn tutor.asgi:application \
+  --host "${ADDR%:*}" --port "${ADDR##*:}" \
+  --workers "${WEB_CONCURRENCY:-2}" \
+  --timeout-keep-alive "${WEB_KEEPALIVE:-5}" \
+  --timeout-graceful-shutdown "${WEB_GRACEFUL_TIMEOUT:-30}" \
+  --backlog "${WEB_BACKLOG:-2048}" \
+  --no-server-header --lifespan off \
+  "$@"
