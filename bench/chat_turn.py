@@ -463,22 +463,31 @@ _naive_mismatches: list[tuple[int, int, int]] = []
 
 
 def install_model_timer() -> Callable[[], None]:
-    """Time every gateway.complete call (the HTTP round trip to the scripted model)."""
+    """Time every model call (the HTTP round trip to the scripted model): the chat turn's streamed
+    `gateway.stream` and the compression's `gateway.complete`."""
     from llm import gateway
 
-    original = gateway.complete
+    original_complete, original_stream = gateway.complete, gateway.stream
 
     def timed(**kwargs: Any) -> Any:
         started = time.perf_counter()
         try:
-            return original(**kwargs)
+            return original_complete(**kwargs)
+        finally:
+            _model_seconds.append(time.perf_counter() - started)
+
+    async def timed_stream(**kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await original_stream(**kwargs)
         finally:
             _model_seconds.append(time.perf_counter() - started)
 
     gateway.complete = timed
+    gateway.stream = timed_stream
 
     def uninstall() -> None:
-        gateway.complete = original
+        gateway.complete, gateway.stream = original_complete, original_stream
 
     return uninstall
 
