@@ -25,8 +25,8 @@ the time its first content chunk was written.
 The load, from this process (asyncio, httpx2, uvloop if installed, one connection per student):
 every student creates a conversation; when all have (a barrier), the send phase starts: each
 student sends `--messages` messages one after the other (waiting for each reply), then ends the
-conversation. Before it, a few warm-up students (4 per server worker, not counted) do one turn
-each, so that imports and first connections are not measured. A global deadline (`--timeout`)
+conversation. Before it, warm-up students (8 per server worker, in two waves, not counted) do one
+turn each, so that imports and first connections are not measured. A global deadline (`--timeout`)
 bounds the send phase; a turn still running then counts as an error ("deadline").
 
 Measured per turn (from this process sending the request):
@@ -546,10 +546,15 @@ def make_client(connections: int) -> Any:
 
 
 async def warm_up(base: str, streaming: bool, keys: list[str]) -> Counter[str]:
-    load = Load(base, streaming, messages=1, students=len(keys))
-    async with make_client(len(keys) + 10) as client:
-        await asyncio.gather(*(run_student(client, load, -1 - i, k, measured=False) for i, k in enumerate(keys)))
-    return load.other_errors
+    """One turn for each warm-up student, in two waves on new connections: which worker accepts a
+    connection is up to the kernel, two waves make it likely that every worker has served one."""
+    errors: Counter[str] = Counter()
+    for wave in (keys[: len(keys) // 2], keys[len(keys) // 2 :]):
+        load = Load(base, streaming, messages=1, students=len(wave))
+        async with make_client(len(wave) + 10) as client:
+            await asyncio.gather(*(run_student(client, load, -1 - i, k, measured=False) for i, k in enumerate(wave)))
+        errors.update(load.other_errors)
+    return errors
 
 
 @dataclass
@@ -673,6 +678,8 @@ async def drive(
     cpu_ms = {k: (after.ticks[k] - before.ticks.get(k, 0)) * 1000 / CLK_TCK for k in after.ticks}
     busy = after.machine[0] - before.machine[0]
     total = after.machine[1] - before.machine[1]
+    # What the machine was busy with besides the processes measured (kernel threads, other users).
+    cpu_ms["everything else"] = max(0.0, busy * 1000 / CLK_TCK - sum(cpu_ms.values()))
     return {
         "turns": load.turns,
         "other_errors": dict(load.other_errors),
@@ -795,7 +802,7 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = Path(TMP, f"tutor_load_{stamp}_{spec.name}.log")
-    warmup_count = 4 * (args.workers if spec.name == "new" else 4)
+    warmup_count = 8 * (args.workers if spec.name == "new" else 4)
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tutor.settings.base",
@@ -1042,7 +1049,7 @@ def table(results: dict[str, dict[str, Any]]) -> str:
             [", ".join(f"{k.split()[0]} {v:.0f}" for k, v in r["peak_rss_mb"].items()) for r in results.values()],
         )
     )
-    for key in ["server", "model runner", "load generator", "postgresql", "redis"]:
+    for key in ["server", "model runner", "load generator", "postgresql", "redis", "everything else"]:
         rows.append(
             (
                 f"CPU ms per turn: {key} (cores)",

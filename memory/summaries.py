@@ -15,6 +15,7 @@ from conversations.models import Conversation, Message
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS
+from llm.untrusted import transcript_block
 from memory.prompts import parse_summary, repair_messages, summary_messages
 from memory.services import memory_summary_store
 
@@ -33,22 +34,23 @@ class Outcome(enum.Enum):
 
 
 def _transcript(conversation: Conversation) -> str:
-    """The newest messages that fit SUMMARY_MAX_TRANSCRIPT_TOKENS, oldest first.
+    """The newest messages that fit SUMMARY_MAX_TRANSCRIPT_TOKENS, oldest first, delimited as data.
 
     Token counts are the ones stored with each message; nothing is re-tokenised.
     """
     budget = settings.SUMMARY_MAX_TRANSCRIPT_TOKENS
-    picked: list[str] = []
+    picked: list[tuple[str, str]] = []
     used = 0
+    omitted = False
     rows = conversation.messages.order_by("-seq").values_list("role", "content", "token_count").iterator()
     for role, content, tokens in rows:
         cost = tokens + MESSAGE_OVERHEAD_TOKENS
         if picked and used + cost > budget:
-            picked.append("[Earlier messages omitted.]")
+            omitted = True
             break
-        picked.append(f"{'Student' if role == Message.Role.STUDENT else 'Tutor'}: {content}")
+        picked.append((role, content))
         used += cost
-    return "\n".join(reversed(picked))
+    return transcript_block(list(reversed(picked)), note="[Earlier messages omitted.]" if omitted else "")
 
 
 def _mark(conversation_id: int, status: str, error: str = "") -> None:

@@ -42,7 +42,7 @@ def test_summary_prompt_holds_the_transcript_and_language(ended, llm, school):
     conversation_summary_write(conversation_id=ended)
     sent = llm.calls("summary")[0]["messages"]
     assert "French" in sent[0]["content"] and '"title"' in sent[0]["content"]
-    assert "Student: Can you help me with fractions?" in sent[1]["content"]
+    assert '<message role="student">Can you help me with fractions?</message>' in sent[1]["content"]
 
 
 def test_repair_attempt_then_permanent_failure(ended, llm):
