@@ -501,7 +501,8 @@ def naive_retokenising() -> Iterator[None]:
 
     original = turns.context_build
 
-    def naive_context_build(*, conversation: Any, upto_seq: int, fixed_tokens: int) -> Any:
+    def naive_context_build(**kwargs: Any) -> Any:
+        conversation, upto_seq = kwargs["conversation"], kwargs["upto_seq"]
         contents = Message.objects.filter(conversation_id=conversation.pk, seq__lte=upto_seq).values_list(
             "content", flat=True
         )
@@ -510,7 +511,7 @@ def naive_retokenising() -> Iterator[None]:
             _naive_mismatches.append((conversation.pk, history_tokens, conversation.history_tokens))
         # A naive implementation decides from this re-count (plus per-message overhead); the
         # product decides the same from its stored totals, so the rest of the turn is identical.
-        return original(conversation=conversation, upto_seq=upto_seq, fixed_tokens=fixed_tokens)
+        return original(**kwargs)
 
     turns.context_build = naive_context_build
     try:

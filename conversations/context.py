@@ -30,13 +30,16 @@ class Context:
     omitted: int
 
 
-def context_build(*, conversation: Conversation, upto_seq: int, fixed_tokens: int) -> Context:
-    """The history to send, compressed if it would cross the threshold.
+def context_build(
+    *, conversation: Conversation, upto_seq: int, fixed_tokens: int, threshold: int, capacity: int
+) -> Context:
+    """The history to send, compressed if the prompt would cross `threshold` tokens (the smaller
+    of COMPRESSION_THRESHOLD_TOKENS and `capacity`, what the model's window leaves once the
+    reply is reserved).
 
     The decision uses the conversation's stored running totals and the latest checkpoint's
     stored counts: its cost does not grow with the conversation.
     """
-    threshold = settings.COMPRESSION_THRESHOLD_TOKENS
     checkpoint = conversation.checkpoints.order_by("-covers_through_seq").first()
     covered_seq = checkpoint.covers_through_seq if checkpoint else 0
     covered_tokens = checkpoint.covered_tokens if checkpoint else 0
@@ -51,7 +54,9 @@ def context_build(*, conversation: Conversation, upto_seq: int, fixed_tokens: in
         + live_messages * MESSAGE_OVERHEAD_TOKENS
     )
     if estimate > threshold:
-        new_checkpoint = _compress(conversation=conversation, checkpoint=checkpoint, upto_seq=upto_seq)
+        new_checkpoint = _compress(
+            conversation=conversation, checkpoint=checkpoint, upto_seq=upto_seq, budget=capacity - fixed_tokens
+        )
         if new_checkpoint is not None:
             checkpoint = new_checkpoint
             covered_seq = checkpoint.covers_through_seq
@@ -81,20 +86,24 @@ def context_build(*, conversation: Conversation, upto_seq: int, fixed_tokens: in
 
 
 def _compress(
-    *, conversation: Conversation, checkpoint: ContextCheckpoint | None, upto_seq: int
+    *, conversation: Conversation, checkpoint: ContextCheckpoint | None, upto_seq: int, budget: int
 ) -> ContextCheckpoint | None:
-    """Summarise everything but the KEEP_RECENT_MESSAGES latest messages into a new checkpoint.
+    """Summarise everything but the latest messages into a new checkpoint.
 
-    The previous checkpoint's summary is folded in. Returns None (and logs) if the summary
-    call fails: the caller then trims the history instead.
+    The KEEP_RECENT_MESSAGES latest stay verbatim, or, on a small window, as many of the newest
+    as fit in `budget` (the tokens the window leaves for the summary and the history) once the
+    summary's own length is set aside. The previous
+    checkpoint's summary is folded in. Returns None (and logs) if the summary call fails: the
+    caller then trims the history instead.
     """
     covered_seq = checkpoint.covers_through_seq if checkpoint else 0
-    keep = settings.KEEP_RECENT_MESSAGES
     rows = list(
         conversation.messages.filter(seq__gt=covered_seq, seq__lte=upto_seq)
         .order_by("seq")
         .values_list("seq", "role", "content", "token_count")
     )
+    max_words = max(60, min(600, budget // 4))
+    keep = _recent_that_fit(rows, limit=settings.KEEP_RECENT_MESSAGES, budget=budget - 2 * max_words)
     fold = rows[:-keep] if keep else rows
     if not fold:
         return None
@@ -105,6 +114,7 @@ def _compress(
             conversation=conversation,
             previous_summary=checkpoint.summary if checkpoint else None,
             transcript=[prompts.HistoryItem(role=r, content=c) for _, r, c, _ in fold],
+            max_words=max_words,
         )
     except gateway.LLMError as exc:
         logger.error("conversation %s: context compression failed, trimming instead: %s", conversation.pk, exc)
@@ -122,19 +132,38 @@ def _compress(
     return new_checkpoint
 
 
+def _recent_that_fit(rows: list[tuple[int, str, str, int]], *, limit: int, budget: int) -> int:
+    """How many of the newest rows to keep verbatim: at most `limit`, within `budget` tokens,
+    and always the newest one (the student's message, whose size was checked on arrival)."""
+    used = kept = 0
+    for *_, tokens in reversed(rows):
+        cost = tokens + MESSAGE_OVERHEAD_TOKENS
+        if kept >= limit or (kept and used + cost > budget):
+            break
+        used += cost
+        kept += 1
+    return kept
+
+
 def _summarise_for_compression(
-    *, conversation: Conversation, previous_summary: str | None, transcript: list[prompts.HistoryItem]
+    *,
+    conversation: Conversation,
+    previous_summary: str | None,
+    transcript: list[prompts.HistoryItem],
+    max_words: int,
 ) -> str:
-    """Fold the transcript into a summary, in chunks that fit the summary model's input."""
-    limit = settings.SUMMARY_MAX_TRANSCRIPT_TOKENS
+    """Fold the transcript into a summary, in chunks that fit the summary model's input (its
+    window, less its reply, the prompt and the summary carried over from the previous chunk)."""
+    profile = gateway.background_profile()
+    limit = min(settings.SUMMARY_MAX_TRANSCRIPT_TOKENS, gateway.input_budget(profile) - 2 * max_words - 300)
+    limit = max(limit, 200)
     summary = previous_summary
     chunk: list[prompts.HistoryItem] = []
     used = 0
-    profile = gateway.background_profile()
 
     def flush(current: str | None, items: list[prompts.HistoryItem]) -> str:
         result = gateway.complete(
-            messages=prompts.compression_messages(previous_summary=current, transcript=items),
+            messages=prompts.compression_messages(previous_summary=current, transcript=items, max_words=max_words),
             purpose=LLMUsage.Purpose.COMPRESSION,
             profile=profile,
             student_id=conversation.student_id,
@@ -148,6 +177,9 @@ def _summarise_for_compression(
         # Rough count from characters: these messages' exact counts are stored, but a chunk
         # boundary only needs to be safe, not exact.
         cost = len(item.content) // 3 + MESSAGE_OVERHEAD_TOKENS
+        if cost > limit:  # one message longer than the summary model's input: its beginning
+            item = prompts.HistoryItem(role=item.role, content=item.content[: limit * 3] + " [...]")
+            cost = limit
         if chunk and used + cost > limit:
             summary = flush(summary, chunk)
             chunk, used = [], 0

@@ -31,6 +31,7 @@ from conversations.models import Message
 from conversations.serializers import MessageOutput, memory_event
 from llm import gateway
 from llm.models import LLMUsage
+from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 from tutor.db import db_step
 from tutor.errors import ApplicationError, error_body
 
@@ -210,17 +211,29 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
     async def on_delta(text: str) -> None:
         feed.publish("delta", {"content": text})
 
+    shortened = False
     for _ in range(settings.MAX_TOOL_ROUNDS + 1):
-        result = await gateway.stream(
-            messages=messages,
-            purpose=LLMUsage.Purpose.CHAT,
-            profile=profile,
-            on_delta=on_delta,
-            usage_sink=usage,
-            student_id=claim.student_id,
-            conversation_id=claim.conversation_id,
-            tools=[prompts.SAVE_MEMORY_TOOL],
-        )
+        try:
+            result = await gateway.stream(
+                messages=messages,
+                purpose=LLMUsage.Purpose.CHAT,
+                profile=profile,
+                on_delta=on_delta,
+                usage_sink=usage,
+                student_id=claim.student_id,
+                conversation_id=claim.conversation_id,
+                tools=[prompts.SAVE_MEMORY_TOOL],
+            )
+        except gateway.LLMContextExceeded as exc:
+            if shortened:
+                raise
+            # Longer than the model's window after all: rebuild the prompt for the window the
+            # server named (or a smaller guess), compressing harder, and try once more.
+            shortened = True
+            sent = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+            claim = await db_step(turns.turn_reprompt, claim=claim, sent_tokens=sent, window=exc.window)
+            messages = claim.messages
+            continue
         prompt_tokens += result.prompt_tokens
         completion_tokens += result.completion_tokens
         model = result.model or model

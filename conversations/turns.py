@@ -77,6 +77,10 @@ class TurnFailed(ServiceUnavailable):
     retry_safe = True
 
 
+class MessageTooLong(ApplicationError):
+    code = "message_too_long"
+
+
 class DatabaseUnavailable(ServiceUnavailable):
     code = "database_unavailable"
     retry_safe = True
@@ -125,7 +129,10 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
     try:
         conversation = conversation_get(user=user, conversation_id=conversation_id)
         require_student_owner(user=user, conversation=conversation)
-        outcome = _claim(conversation_id=conversation.pk, content=content, client_message_id=client_message_id)
+        tokens = _check_fits(content)
+        outcome = _claim(
+            conversation_id=conversation.pk, content=content, client_message_id=client_message_id, tokens=tokens
+        )
     except DATABASE_ERRORS as exc:
         logger.error("turn of conversation %s: database unavailable before storing: %s", conversation_id, exc)
         raise DatabaseUnavailable(
@@ -150,7 +157,7 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
         raise
 
 
-def _claim(*, conversation_id: int, content: str, client_message_id: str) -> Replay | Busy | Claimed:
+def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens: int) -> Replay | Busy | Claimed:
     with transaction.atomic():
         conversation = (
             Conversation.objects.select_related("student").select_for_update(of=("self",)).get(pk=conversation_id)
@@ -181,6 +188,7 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str) -> Rep
                 conversation=conversation,
                 role=Message.Role.STUDENT,
                 content=content,
+                tokens=tokens,
                 client_message_id=client_message_id,
             )
         token = uuid.uuid4().hex
@@ -190,13 +198,56 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str) -> Rep
     return Claimed(conversation.pk, conversation.student_id, message, token, [])
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What the chat model's window leaves for a turn's prompt."""
+
+    window: int
+    prompt: int  # the window less the reply's reserve
+    fixed: int  # the system prompt and the tool schema
+
+    @property
+    def memories(self) -> int:
+        # On a small window the memory block takes at most a third of what the prompt leaves.
+        return max(0, (self.prompt - self.fixed) // 3)
+
+    @property
+    def message(self) -> int:
+        # One message must fit beside the system prompt, with room for the markers around it.
+        return self.prompt - self.fixed - MESSAGE_OVERHEAD_TOKENS - 64
+
+
+def turn_limits() -> Limits:
+    profile = gateway.chat_profile()
+    window = gateway.context_window(profile).tokens
+    return Limits(window, window - gateway.reply_reserve(window), _system_prompt_tokens())
+
+
+def _check_fits(content: str) -> int:
+    """The message's tokens. A message that cannot fit the model's window is refused before it
+    is stored or sent."""
+    limits = turn_limits()
+    tokens = count_tokens(content)
+    if tokens <= limits.message:
+        return tokens
+    max_characters = max(0, int(limits.message * len(content) / tokens) // 100 * 100)
+    raise MessageTooLong(
+        f"This message is too long for the tutor model ({limits.window:,}-token context): at most about "
+        f"{max_characters:,} characters. Split it or shorten it.",
+        details={"max_characters": max_characters, "context_window": limits.window, "message_tokens": tokens},
+    )
+
+
 def _lease() -> timedelta:
     return timedelta(seconds=settings.TURN_LEASE_SECONDS)
 
 
-def message_append(*, conversation: Conversation, role: str, content: str, **fields: Any) -> Message:
-    """Append a message to a conversation locked by the caller, keeping the running totals."""
-    tokens = count_tokens(content)
+def message_append(
+    *, conversation: Conversation, role: str, content: str, tokens: int | None = None, **fields: Any
+) -> Message:
+    """Append a message to a conversation locked by the caller, keeping the running totals.
+    `tokens`: the content's count if the caller has it already."""
+    tokens = count_tokens(content) if tokens is None else tokens
     seq = conversation.message_count + 1
     message = Message.objects.create(
         conversation=conversation, seq=seq, role=role, content=content, token_count=tokens, **fields
@@ -213,16 +264,27 @@ def message_append(*, conversation: Conversation, role: str, content: str, **fie
 
 
 def _with_prompt(claim: Claimed) -> Claimed:
-    """The prompt: the latest and the recalled memories, then the (compressed) history."""
+    """The prompt: the latest and the recalled memories, then the (compressed) history, all
+    within what the chat model's window leaves once its reply is reserved."""
     conversation = Conversation.objects.select_related("student").get(pk=claim.conversation_id)
     student_message = claim.student_message
-    # The latest memories plus those recalled for this message, within MEMORY_TOKEN_BUDGET;
+    limits = turn_limits()
+    # The latest memories whole plus those recalled for this message within MEMORY_TOKEN_BUDGET;
     # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
     chosen = memories_for_turn(
-        student_id=conversation.student_id, message=student_message.content, language=conversation.student.language
+        student_id=conversation.student_id,
+        message=student_message.content,
+        language=conversation.student.language,
+        max_tokens=limits.memories,
     )
-    fixed_tokens = _system_prompt_tokens() + memory_block_tokens(chosen)
-    context = context_build(conversation=conversation, upto_seq=student_message.seq, fixed_tokens=fixed_tokens)
+    fixed_tokens = limits.fixed + memory_block_tokens(chosen)
+    context = context_build(
+        conversation=conversation,
+        upto_seq=student_message.seq,
+        fixed_tokens=fixed_tokens,
+        threshold=min(settings.COMPRESSION_THRESHOLD_TOKENS, limits.prompt),
+        capacity=limits.prompt,
+    )
     messages = prompts.build_chat_messages(
         memories=[memory_item(m) for m in chosen],
         history=context.history,
@@ -242,6 +304,15 @@ def _system_prompt_tokens() -> int:
         tool = json.dumps(prompts.SAVE_MEMORY_TOOL)
         _system_tokens_cache[key] = count_tokens(prompts.SYSTEM_PROMPT) + count_tokens(tool) + MESSAGE_OVERHEAD_TOKENS
     return _system_tokens_cache[key]
+
+
+def turn_reprompt(*, claim: Claimed, sent_tokens: int, window: int | None) -> Claimed:
+    """The prompt again, after the server refused it as longer than its window: with the window
+    it named (learned by the gateway), or, if it named none, one a fifth smaller than what was
+    sent, so that the history is compressed harder."""
+    if window is None:
+        gateway.learn_window(gateway.chat_profile(), min(turn_limits().window, sent_tokens) * 4 // 5)
+    return _with_prompt(claim)
 
 
 def turn_renew(*, conversation_id: int, token: str) -> bool:

@@ -27,6 +27,7 @@ import httpx2
 import openai
 from django.conf import settings
 
+from llm import windows
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 
@@ -53,6 +54,17 @@ class LLMBadResponse(LLMError):
     """The endpoint answered something that is not a usable completion."""
 
 
+class LLMContextExceeded(LLMBadResponse):
+    """The prompt was longer than the model's window. Resending it unchanged cannot help: the
+    caller shortens it. `window` is the window the server named, if it did (then learned)."""
+
+    transient = False
+
+    def __init__(self, message: str, window: int | None = None) -> None:
+        super().__init__(message)
+        self.window = window
+
+
 @dataclass(frozen=True)
 class ToolCall:
     id: str
@@ -76,10 +88,18 @@ class Profile:
     api_key: str
     model: str
     timeout: float
+    # 0: ask the server (llm.windows).
+    context_window: int = 0
 
 
 def chat_profile() -> Profile:
-    return Profile(settings.LLM_BASE_URL, settings.LLM_API_KEY, settings.LLM_MODEL, settings.LLM_TIMEOUT_SECONDS)
+    return Profile(
+        settings.LLM_BASE_URL,
+        settings.LLM_API_KEY,
+        settings.LLM_MODEL,
+        settings.LLM_TIMEOUT_SECONDS,
+        settings.LLM_CONTEXT_WINDOW,
+    )
 
 
 def background_profile() -> Profile:
@@ -88,7 +108,30 @@ def background_profile() -> Profile:
         settings.LLM_SUMMARY_API_KEY,
         settings.LLM_SUMMARY_MODEL,
         settings.LLM_SUMMARY_TIMEOUT_SECONDS,
+        settings.LLM_SUMMARY_CONTEXT_WINDOW,
     )
+
+
+def context_window(profile: Profile) -> windows.Window:
+    """The profile's context window: set, asked of the server, learned, or the default."""
+    return windows.context_window(base_url=profile.base_url, model=profile.model, configured=profile.context_window)
+
+
+def reply_reserve(window: int) -> int:
+    """Tokens kept free for the answer: LLM_REPLY_RESERVE_TOKENS, at most a quarter of the window."""
+    return min(settings.LLM_REPLY_RESERVE_TOKENS, window // 4)
+
+
+def input_budget(profile: Profile) -> int:
+    """The most tokens a prompt to this profile may hold: its window less the reply's reserve."""
+    window = context_window(profile).tokens
+    return window - reply_reserve(window)
+
+
+def learn_window(profile: Profile, tokens: int) -> None:
+    """Remember a smaller window for this endpoint (see llm.windows)."""
+    if not profile.context_window:
+        windows.learn(base_url=profile.base_url, model=profile.model, tokens=tokens)
 
 
 NOT_CONFIGURED_MESSAGE = (
@@ -156,7 +199,7 @@ def complete(
     started = time.monotonic()
     usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
     try:
-        with _errors_mapped():
+        with _errors_mapped(profile):
             response = client.chat.completions.create(**kwargs)
         result = _parse(response, profile.model)
     except LLMError as exc:
@@ -175,15 +218,24 @@ def complete(
 
 
 @contextmanager
-def _errors_mapped() -> Iterator[None]:
-    """The SDK's (and the transport's) exceptions as LLMUnavailable or LLMBadResponse."""
+def _errors_mapped(profile: Profile) -> Iterator[None]:
+    """The SDK's (and the transport's) exceptions as LLMUnavailable, LLMBadResponse or
+    LLMContextExceeded."""
     try:
         yield
     except (openai.APITimeoutError, openai.APIConnectionError) as exc:
         raise LLMUnavailable(f"model endpoint unreachable: {type(exc).__name__}") from exc
-    except openai.RateLimitError as exc:
-        raise LLMUnavailable("model endpoint rate-limited the request (429)") from exc
     except openai.APIStatusError as exc:
+        # Whatever the status: llama-cpp-python has answered an overlong prompt with a 500.
+        exceeded, window = windows.context_exceeded(f"{exc.message} {json.dumps(exc.body, default=str)}")
+        if exceeded:
+            if window:
+                learn_window(profile, window)
+            raise LLMContextExceeded(
+                f"the prompt is longer than the model's context window ({exc.status_code})", window
+            ) from exc
+        if isinstance(exc, openai.RateLimitError):
+            raise LLMUnavailable("model endpoint rate-limited the request (429)") from exc
         if exc.status_code >= 500 or exc.status_code in (408, 409):
             raise LLMUnavailable(f"model endpoint failed ({exc.status_code})") from exc
         # 4xx other than rate limits: our request or our credentials are wrong.
@@ -281,7 +333,7 @@ async def stream(
     prompt_tokens = completion_tokens = 0
     model = ""
     try:
-        with _errors_mapped():
+        with _errors_mapped(profile):
             response = await client.chat.completions.create(
                 model=profile.model, messages=[], stream=True, extra_body=body
             )

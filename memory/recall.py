@@ -955,18 +955,24 @@ def memory_block_tokens(memories: list[AIMemory]) -> int:
     return memory_block_frame_tokens() + sum(memory_block_cost(m) for m in memories)
 
 
-def fit_memory_budget(memories: list[AIMemory], *, budget: int) -> list[AIMemory]:
+def fit_memory_budget(
+    memories: list[AIMemory], *, budget: int, skip_larger: bool = True, frame: bool = True
+) -> list[AIMemory]:
     """The memories, in priority order, that fit a memory block of at most `budget` tokens.
 
-    A memory that does not fit is skipped and smaller ones after it may still go in. Returned
-    newest first, the order the block shows them in. Each memory is counted as it will be
-    formatted (with its date and source) from its stored token count, plus the block's frame.
+    A memory that does not fit is skipped and smaller ones after it may still go in, unless
+    `skip_larger` is False: then the first that does not fit ends the list (the newest are kept).
+    Returned newest first, the order the block shows them in. Each memory is counted as it will
+    be formatted (with its date and source) from its stored token count, plus the block's frame
+    unless `frame` is False (memories added to a block counted already).
     """
-    used = memory_block_frame_tokens()
+    used = memory_block_frame_tokens() if frame else 0
     chosen = []
     for memory in memories:
         cost = memory_block_cost(memory)
         if used + cost <= budget:
             chosen.append(memory)
             used += cost
+        elif not skip_larger:
+            break
     return sorted(chosen, key=lambda m: (m.created_at, m.pk), reverse=True)

@@ -91,13 +91,16 @@ def memory_search(*, user: Any, student_id: Any, query: str) -> list[AIMemory]:
     return [found[pk] for pk in result.ids if pk in found]
 
 
-def memories_for_turn(*, student_id: int, message: str, language: str | None = None) -> list[AIMemory]:
+def memories_for_turn(
+    *, student_id: int, message: str, language: str | None = None, max_tokens: int | None = None
+) -> list[AIMemory]:
     """The memories to show the model for a student's message, newest first.
 
-    The MEMORY_LOAD_COUNT latest memories and the MEMORY_RELEVANT_COUNT most relevant to the
-    message (hybrid recall), deduplicated, taken alternately by priority (best recalled, latest,
-    next recalled, ...) while the memory block stays within MEMORY_TOKEN_BUDGET tokens. If recall
-    fails for any reason the latest memories are used: the chat never fails because of recall.
+    The MEMORY_LOAD_COUNT latest memories, whole, then the MEMORY_RELEVANT_COUNT most relevant to
+    the message (hybrid recall) that are not among them, as long as those extras stay within
+    MEMORY_TOKEN_BUDGET tokens. The whole block stays within `max_tokens` (what a small window
+    allows): the newest of the latest that fit are kept and the rest logged. If recall fails
+    for any reason the latest memories are used: the chat never fails because of recall.
     Called by the chat turn for the student who owns the conversation, so the scope is the
     student id itself.
     """
@@ -120,18 +123,19 @@ def memories_for_turn(*, student_id: int, message: str, language: str | None = N
         except Exception:
             # Recall is a bonus; the latest memories alone are what the chat had before it.
             logger.exception("recall failed for student %s; using the latest memories only", student_id)
-    return recall_module.fit_memory_budget(
-        interleave(relevant, latest), budget=settings.MEMORY_TOKEN_BUDGET
+    cap = max_tokens if max_tokens is not None else 10**9
+    kept = recall_module.fit_memory_budget(latest, budget=cap, skip_larger=False)
+    if len(kept) < len(latest):
+        logger.warning(
+            "student %s: %d of the %d latest memories left out of the prompt to fit the model's window",
+            student_id,
+            len(latest) - len(kept),
+            len(latest),
+        )
+    used = recall_module.memory_block_tokens(kept)
+    extras_budget = min(settings.MEMORY_TOKEN_BUDGET, cap - used)
+    taken = {m.pk for m in kept}
+    extras = recall_module.fit_memory_budget(
+        [m for m in relevant if m.pk not in taken], budget=extras_budget, frame=False
     )
-
-
-def interleave(first: list[AIMemory], second: list[AIMemory]) -> list[AIMemory]:
-    """first[0], second[0], first[1], ... without duplicates."""
-    seen: set[int] = set()
-    out: list[AIMemory] = []
-    for i in range(max(len(first), len(second))):
-        for memories in (first, second):
-            if i < len(memories) and memories[i].pk not in seen:
-                seen.add(memories[i].pk)
-                out.append(memories[i])
-    return out
+    return sorted([*kept, *extras], key=lambda m: (m.created_at, m.pk), reverse=True)

@@ -58,9 +58,15 @@ def _fast_password_hashing(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _cache_of_its_own(settings: Any) -> None:
-    """Each test counts throttles from zero: its own key prefix in the shared cache (Redis in CI)."""
+def _cache_of_its_own(settings: Any) -> Iterator[None]:
+    """Each test counts throttles and learns context windows from zero: its own key prefix in the
+    shared cache (Redis in CI), and no window resolved by an earlier test."""
+    from llm import windows
+
     settings.CACHES = {"default": {**django_settings.CACHES["default"], "KEY_PREFIX": uuid.uuid4().hex}}
+    windows.forget()
+    yield
+    windows.forget()
 
 
 def make_user(username: str, role: str = User.Role.STUDENT, **extra: Any) -> User:

@@ -24,6 +24,11 @@ The server has the quirks of the real ones the product meets: like llama-cpp-pyt
 repeats each tool call's id and name in every chunk (`repeat_tool_ids`, on by default), and it
 refuses (HTTP 500) an assistant message whose content is null.
 
+A window can be set (`context_window`, in tokens counted as characters / 4): a longer request is
+refused the way each real server words it (`context_error`: "openai", "llama-cpp-python",
+"vllm", "llamacpp", "ollama"). `GET /v1/models` lists the model with `models_meta` merged in
+(e.g. vLLM's {"max_model_len": 8192}); `POST /api/show` answers `ollama_show` if set, else 404.
+
 Every request body is recorded in `requests` as (kind, body).
 
 POST /v1/embeddings answers deterministic vectors (a hashed bag of words, EMBEDDING_DIM
@@ -81,6 +86,10 @@ class ScriptedLLM:
         self.lock = threading.Lock()
         self.stream_seconds: tuple[float, float] = (0.0, 0.0)
         self.repeat_tool_ids = True
+        self.context_window: int | None = None
+        self.context_error = "openai"
+        self.models_meta: dict[str, Any] = {}
+        self.ollama_show: dict[str, Any] | None = None
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -104,6 +113,10 @@ class ScriptedLLM:
             self.requests.clear()
             self.stream_seconds = (0.0, 0.0)
             self.repeat_tool_ids = True
+            self.context_window = None
+            self.context_error = "openai"
+            self.models_meta = {}
+            self.ollama_show = None
 
     def script(self, kind: str, *steps: dict[str, Any]) -> None:
         with self.lock:
@@ -122,6 +135,40 @@ class ScriptedLLM:
         if kind == "compression":
             return {"content": "Earlier, the student and tutor worked through many exercises."}
         return {"content": "Let's work through it step by step."}
+
+    def context_refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The error a real server gives for a prompt longer than its window, in its words."""
+        if self.context_window is None:
+            return None
+        tokens = sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", []))
+        if tokens <= self.context_window:
+            return None
+        n = self.context_window
+        if self.context_error == "vllm":
+            message = (
+                f"This model's maximum context length is {n} tokens. However, you requested {tokens + 512} tokens "
+                f"({tokens} in the messages, 512 in the completion). Please reduce the length of the messages or "
+                "completion."
+            )
+            return 400, {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+        if self.context_error == "llamacpp":
+            error = {
+                "code": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": tokens,
+                "n_ctx": n,
+            }
+            return 400, {"error": error}
+        if self.context_error == "ollama":
+            return 400, {"error": {"message": "input length exceeds the context length", "type": "api_error"}}
+        message = (
+            f"This model's maximum context length is {n} tokens. However, you requested {tokens} tokens "
+            f"({tokens} in the messages, 0 in the completion). Please reduce the length of the messages or completion."
+        )
+        error = {"message": message, "type": "invalid_request_error", "param": "messages"}
+        error["code"] = "context_length_exceeded"
+        return 400, {"error": error}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         llm = self
@@ -226,11 +273,24 @@ class ScriptedLLM:
                 }
                 self._send(200, json.dumps(payload).encode())
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    entry = {"id": "scripted", "object": "model", "owned_by": "tests", **llm.models_meta}
+                    self._send(200, json.dumps({"object": "list", "data": [entry]}).encode())
+                    return
+                self._send(404, b'{"error": {"message": "not found"}}')
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if self.path.rstrip("/").endswith("/embeddings"):
                     self._embeddings(body)
+                    return
+                if self.path.rstrip("/").endswith("/api/show"):
+                    if llm.ollama_show is None:
+                        self._send(404, b'{"error": "not found"}')
+                    else:
+                        self._send(200, json.dumps(llm.ollama_show).encode())
                     return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}')
@@ -256,6 +316,12 @@ class ScriptedLLM:
                     # llama-cpp-python's server (pydantic) refuses a null assistant content.
                     err = {"error": {"message": "Input should be a valid string", "type": "server_error"}}
                     self._send(500, json.dumps(err).encode())
+                    return
+                refusal = llm.context_refusal(body)
+                if refusal is not None:
+                    with llm.lock:  # the refused prompt does not consume the scripted answer
+                        llm.scripts[kind].appendleft(step)
+                    self._send(refusal[0], json.dumps(refusal[1]).encode())
                     return
                 if body.get("stream"):
                     self._stream(body, step)

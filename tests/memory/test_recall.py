@@ -198,8 +198,9 @@ def test_topic_signal_lifts_the_memory_about_the_topic(school):
     assert topic_query(student_id=alice.pk, query=query, language="en", config=too_few) is None
 
     embedder.calls.clear()
-    without = recall(student_id=alice.pk, query=query, strategy="semantic", embedder=embedder,
-                     config=config.with_(topic_weight=0))
+    without = recall(
+        student_id=alice.pk, query=query, strategy="semantic", embedder=embedder, config=config.with_(topic_weight=0)
+    )
     assert without.ids[0] == chatty.pk
     assert embedder.calls == [[query]]  # no topic signal, no topic text embedded
 
@@ -219,8 +220,10 @@ def test_topic_signal_lifts_the_memory_about_the_topic(school):
 
     if connection.vendor == "postgresql":
         # The vector cache's version is read with those statistics: no statement of its own.
-        assert not any("FROM memory_studentmemoryrevision" in q["sql"] and "memory_term_stats" not in q["sql"]
-                       for q in queries.captured_queries)
+        assert not any(
+            "FROM memory_studentmemoryrevision" in q["sql"] and "memory_term_stats" not in q["sql"]
+            for q in queries.captured_queries
+        )
         assert any("FROM memory_studentmemoryrevision" in q["sql"] for q in queries.captured_queries)
 
     # A query with nothing common is embedded alone (its topic is itself).
@@ -316,11 +319,31 @@ def test_prompt_memories_include_relevant_old_ones_within_the_budget(school, set
     assert count_tokens(block) <= 2000
     assert relevant.created_at.date().isoformat() in block and "note saved by the tutor" in block
 
+    # The budget bounds the recalled extras only: the 10 latest stay whole, the extra that fits
+    # goes in, and a budget too small for it leaves it out.
     settings.MEMORY_TOKEN_BUDGET = 200
     small = memories_for_turn(student_id=alice.pk, message="I have an oral presentation tomorrow")
-    assert small and count_tokens(memory_block([memory_item(m) for m in small])) <= 200
-    # The best recalled memory has priority over the latest ones.
-    assert relevant.pk in [m.pk for m in small]
+    assert {m.pk for m in recent[:10]} <= {m.pk for m in small} and relevant.pk in [m.pk for m in small]
+    settings.MEMORY_TOKEN_BUDGET = 5
+    tiny = memories_for_turn(student_id=alice.pk, message="I have an oral presentation tomorrow")
+    assert {m.pk for m in tiny} == {m.pk for m in recent[:10]}
+
+
+def test_the_ten_latest_memories_are_always_whole_in_the_prompt(school, settings):
+    """Ten notes of 200 words (far past MEMORY_TOKEN_BUDGET) are all in the prompt; only a
+    small window's cap leaves out the oldest of them."""
+    alice = school["alice"]
+    now = timezone.now()
+    words = " ".join(["fractions"] * 199) + "."
+    notes = [
+        note(alice, f"Long note number {i} about fractions", words, created_at=now - timedelta(days=i))
+        for i in range(10)
+    ]
+    chosen = memories_for_turn(student_id=alice.pk, message="hello")
+    assert {m.pk for m in chosen} == {m.pk for m in notes}
+    capped = memories_for_turn(student_id=alice.pk, message="hello", max_tokens=1000)
+    assert [m.pk for m in capped] == [m.pk for m in notes[: len(capped)]] and 0 < len(capped) < 10
+    assert count_tokens(memory_block([memory_item(m) for m in capped])) <= 1000
 
 
 def test_prompt_memories_fall_back_to_latest_when_recall_fails(school, settings, monkeypatch):
@@ -481,8 +504,9 @@ def test_version_and_statistics_read_together_match_the_separate_reads(school):
     note(alice, "Fractions with pizza slices", "Halves and quarters.")
     note(alice, "Fractions on a number line", "Thirds.")
     embedder = CountingEmbedder()
-    memory_embeddings_write(memory_ids=list(AIMemory.objects.filter(student=alice).values_list("pk", flat=True)),
-                            embedder=embedder)
+    memory_embeddings_write(
+        memory_ids=list(AIMemory.objects.filter(student=alice).values_list("pk", flat=True)), embedder=embedder
+    )
     cases = [(alice, ["fraction", "half", "volcano"]), (alice, ["volcano"]), (alice, []), (bob, ["fraction"])]
     for student, terms in cases:
         version, rows = version_and_statistics(student_id=student.pk, terms=terms)

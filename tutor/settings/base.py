@@ -231,6 +231,12 @@ LLM_SUMMARY_BASE_URL = env_str("LLM_SUMMARY_BASE_URL", LLM_BASE_URL)
 LLM_SUMMARY_API_KEY = env_str("LLM_SUMMARY_API_KEY", LLM_API_KEY)
 LLM_SUMMARY_MODEL = env_str("LLM_SUMMARY_MODEL", LLM_MODEL)
 LLM_SUMMARY_TIMEOUT_SECONDS = env_float("LLM_SUMMARY_TIMEOUT_SECONDS", 120.0)
+# Context windows in tokens; 0: ask the server, else 128K (llm.windows).
+LLM_CONTEXT_WINDOW = env_int("LLM_CONTEXT_WINDOW", 0)
+LLM_SUMMARY_CONTEXT_WINDOW = env_int("LLM_SUMMARY_CONTEXT_WINDOW", 0)
+# Tokens kept free for the model's answer (at most a quarter of a small window).
+LLM_REPLY_RESERVE_TOKENS = env_int("LLM_REPLY_RESERVE_TOKENS", 1024)
+LLM_DISCOVERY_TIMEOUT_SECONDS = env_float("LLM_DISCOVERY_TIMEOUT_SECONDS", 3.0)
 # Encoding used to count tokens for models tiktoken does not know (see llm/tokens.py).
 TOKEN_ENCODING_FALLBACK = env_str("TOKEN_ENCODING_FALLBACK", "cl100k_base")
 

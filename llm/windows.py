@@ -1,0 +1,161 @@
+"""The context window of each model endpoint: set, asked of the server, or learned from its errors.
+
+In order:
+1. `LLM_CONTEXT_WINDOW` / `LLM_SUMMARY_CONTEXT_WINDOW`, when set;
+2. a window learned from the server's own "context length exceeded" answer (llama-cpp-python
+   and OpenAI name it: "This model's maximum context length is 4096 tokens"), remembered for
+   that endpoint and model in the shared cache, so every process fits from then on;
+3. what the server says: `GET /v1/models` (vLLM's `max_model_len`, llama.cpp server's
+   `meta.n_ctx` or `n_ctx_train`, `context_length`), or Ollama's `POST /api/show` (`num_ctx`
+   among the parameters, else Ollama's default of 4,096, bounded by the model's own length);
+4. otherwise DEFAULT_CONTEXT_WINDOW (128K).
+The source is logged the first time a process resolves an endpoint's window.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+from django.conf import settings
+from django.core.cache import cache
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_WINDOW = 131_072
+OLLAMA_DEFAULT_NUM_CTX = 4096
+# The smallest window the product accepts from a server or an error message.
+MIN_WINDOW = 512
+
+
+@dataclass(frozen=True)
+class Window:
+    tokens: int
+    source: str
+
+
+_resolved: dict[tuple[str, str], Window] = {}
+
+
+def _cache_key(base_url: str, model: str) -> str:
+    return f"llm-window:{base_url}|{model}"[:240]
+
+
+def context_window(*, base_url: str, model: str, configured: int) -> Window:
+    """The window of this endpoint and model (see the module docstring for the order)."""
+    if configured > 0:
+        return Window(configured, "setting")
+    key = (base_url, model)
+    learned = cache.get(_cache_key(base_url, model))
+    if learned:
+        return Window(int(learned), "learned from the server's context-length error")
+    window = _resolved.get(key)
+    if window is None:
+        window = _discover(base_url, model) or Window(DEFAULT_CONTEXT_WINDOW, "default (the server does not say)")
+        _resolved[key] = window
+        where = base_url or "OpenAI"
+        logger.info("context window of %s at %s: %d tokens (%s)", model, where, window.tokens, window.source)
+    return window
+
+
+def learn(*, base_url: str, model: str, tokens: int) -> None:
+    """Remember a window the server revealed (or a smaller one after an unexplained refusal)."""
+    tokens = max(MIN_WINDOW, tokens)
+    cache.set(_cache_key(base_url, model), tokens, timeout=None)
+    _resolved.pop((base_url, model), None)
+    logger.warning("context window of %s at %s is %d tokens (learned from the server)", model, base_url, tokens)
+
+
+def forget() -> None:
+    """Drop what this process resolved (the learned windows stay in the cache)."""
+    _resolved.clear()
+
+
+def _discover(base_url: str, model: str) -> Window | None:
+    if not base_url:
+        return None  # OpenAI itself: its models' windows are all 128K or more
+    base = base_url.rstrip("/")
+    try:
+        with httpx2.Client(timeout=settings.LLM_DISCOVERY_TIMEOUT_SECONDS) as client:
+            listed = _from_models(client.get(f"{base}/models"), model)
+            if listed:
+                return listed
+            root = re.sub(r"/v1$", "", base)
+            return _from_ollama(client.post(f"{root}/api/show", json={"model": model}))
+    except (httpx2.HTTPError, ValueError) as exc:
+        logger.info("context window of %s at %s: the server could not be asked (%s)", model, base_url, exc)
+    return None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number >= MIN_WINDOW else None
+
+
+def _from_models(response: httpx2.Response, model: str) -> Window | None:
+    if response.status_code != 200:
+        return None
+    entries = [e for e in (response.json().get("data") or []) if isinstance(e, dict)]
+    entry = next((e for e in entries if e.get("id") == model), entries[0] if len(entries) == 1 else None)
+    if entry is None:
+        return None
+    meta = entry["meta"] if isinstance(entry.get("meta"), dict) else {}
+    for source, value in (
+        ("max_model_len", entry.get("max_model_len")),
+        ("meta.n_ctx", meta.get("n_ctx")),
+        ("meta.n_ctx_train", meta.get("n_ctx_train")),
+        ("context_length", entry.get("context_length")),
+        ("context_window", entry.get("context_window")),
+    ):
+        tokens = _int(value)
+        if tokens:
+            return Window(tokens, f"server: /v1/models {source}")
+    return None
+
+
+def _from_ollama(response: httpx2.Response) -> Window | None:
+    if response.status_code != 200:
+        return None
+    body = response.json()
+    params = str(body.get("parameters") or "")
+    match = re.search(r"^\s*num_ctx\s+(\d+)", params, re.MULTILINE)
+    if match and _int(match.group(1)):
+        return Window(int(match.group(1)), "server: Ollama /api/show num_ctx")
+    info = body.get("model_info") or {}
+    native = next((_int(v) for k, v in info.items() if str(k).endswith(".context_length")), None)
+    if native is None and not info:
+        return None
+    tokens = min(native or OLLAMA_DEFAULT_NUM_CTX, OLLAMA_DEFAULT_NUM_CTX)
+    return Window(tokens, "server: Ollama's default num_ctx (set num_ctx in the Modelfile for more)")
+
+
+# --- "Context length exceeded", however the server words it -------------------------------------
+
+_EXCEEDED = re.compile(
+    r"context[_ ]length[_ ]exceeded|exceed_context_size|maximum context length|context (?:length|size|window)"
+    r"|exceeds? (?:the )?(?:available |maximum )?context|prompt is too long|too many tokens|input length exceeds",
+    re.IGNORECASE,
+)
+_WINDOW_NUMBER = [
+    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
+    re.compile(r"context window of (\d+)", re.IGNORECASE),
+    re.compile(r"['\"]n_ctx['\"]\s*:\s*(\d+)"),
+    re.compile(r"context (?:length|size|window) (?:is|of) (\d+)", re.IGNORECASE),
+]
+
+
+def context_exceeded(text: str) -> tuple[bool, int | None]:
+    """Whether an error body says the prompt was longer than the window, and the window if named."""
+    if not _EXCEEDED.search(text):
+        return False, None
+    for pattern in _WINDOW_NUMBER:
+        match = pattern.search(text)
+        if match and _int(match.group(1)):
+            return True, int(match.group(1))
+    return True, None

@@ -1,0 +1,53 @@
+"""Conversations on a small model (a 4,096-token window): they never get stuck."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.models import ContextCheckpoint, Message
+from llm import gateway
+from tests.conversations.test_turn import send, start
+
+LONG = ("We add fractions by finding a common denominator, then adding the numerators. " * 60)[:4500]
+
+
+@pytest.mark.parametrize("wording", ["openai", "llama-cpp-python", "vllm", "llamacpp", "ollama"])
+def test_a_prompt_past_the_window_is_compressed_and_sent_again(clients, llm, wording):
+    """The server refuses the prompt as too long (in its own words): the turn learns the window,
+    compresses harder and tries once more; the student gets a 201, never a 502."""
+    llm.context_window = 4096
+    llm.context_error = wording
+    cid = start(clients["alice"])
+    statuses = [send(clients["alice"], cid, f"{i}: {LONG}", f"m{i}").status_code for i in range(6)]
+    assert statuses == [201] * 6
+    assert ContextCheckpoint.objects.filter(conversation_id=cid).exists()
+    learned = gateway.context_window(gateway.chat_profile())
+    assert learned.tokens <= 4096 and "learned" in learned.source
+
+
+def test_thirty_long_turns_on_a_known_small_window(clients, llm, settings):
+    """30 turns of 4,500 characters on a 4,096-token model all complete, with compression; every
+    prompt sent fits the window."""
+    llm.context_window = 4096
+    llm.models_meta = {"max_model_len": 4096}
+    cid = start(clients["alice"])
+    statuses = [send(clients["alice"], cid, f"{i}: {LONG}", f"m{i}").status_code for i in range(30)]
+    assert statuses == [201] * 30
+    assert ContextCheckpoint.objects.filter(conversation_id=cid).count() >= 2
+    assert Message.objects.filter(conversation_id=cid).count() == 60  # nothing deleted
+    assert all(sum(len(str(m.get("content") or "")) // 4 + 4 for m in c["messages"]) <= 4096 for c in llm.calls("chat"))
+
+
+def test_a_message_that_cannot_fit_the_window_is_refused_up_front(clients, llm):
+    """20,000 characters on a 4,096-token model: a 400 that names the limit in characters, nothing
+    stored and nothing sent; the next short message gets its reply."""
+    llm.models_meta = {"max_model_len": 4096}
+    cid = start(clients["alice"])
+    resp = send(clients["alice"], cid, "word " * 4000, "big")
+    assert resp.status_code == 400
+    err = resp.json()["error"]
+    assert err["code"] == "message_too_long"
+    assert err["details"]["context_window"] == 4096 and 1000 < err["details"]["max_characters"] < 16000
+    assert f"{err['details']['max_characters']:,} characters" in err["message"]
+    assert not Message.objects.filter(conversation_id=cid).exists() and llm.calls("chat") == []
+    assert send(clients["alice"], cid, "Can you help with fractions?", "small").status_code == 201
