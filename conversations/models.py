@@ -27,6 +27,8 @@ class Conversation(models.Model):
         DONE = "done", "Done"
         SKIPPED = "skipped", "Skipped (no student message)"
         FAILED = "failed", "Failed"
+        # The model could not write one: a fallback memory needing review was stored instead.
+        FALLBACK = "fallback", "Fallback stored"
 
     student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations")
     subject = models.CharField(max_length=200, blank=True)

@@ -26,6 +26,7 @@ from typing import Any
 import httpx2
 import openai
 from django.conf import settings
+from django.core.cache import cache
 
 from llm import windows
 from llm.models import LLMUsage
@@ -54,11 +55,15 @@ class LLMBadResponse(LLMError):
     """The endpoint answered something that is not a usable completion."""
 
 
-class LLMContextExceeded(LLMBadResponse):
-    """The prompt was longer than the model's window. Resending it unchanged cannot help: the
-    caller shortens it. `window` is the window the server named, if it did (then learned)."""
+class LLMRefused(LLMBadResponse):
+    """The endpoint refused the request itself (a 4xx): the same request will be refused again."""
 
     transient = False
+
+
+class LLMContextExceeded(LLMRefused):
+    """The prompt was longer than the model's window. Resending it unchanged cannot help: the
+    caller shortens it. `window` is the window the server named, if it did (then learned)."""
 
     def __init__(self, message: str, window: int | None = None) -> None:
         super().__init__(message)
@@ -175,7 +180,7 @@ def complete(
     student_id: int | None = None,
     conversation_id: int | None = None,
     tools: list[dict[str, Any]] | None = None,
-    json_mode: bool = False,
+    response_format: dict[str, Any] | None = None,
     usage_sink: list[LLMUsage] | None = None,
 ) -> LLMResult:
     """One chat completion. Raises LLMNotConfigured, LLMUnavailable or LLMBadResponse.
@@ -194,8 +199,8 @@ def complete(
     if tools:
         body["tools"] = tools
     kwargs: dict[str, Any] = {"model": profile.model, "messages": [], "extra_body": body}
-    if json_mode:
-        kwargs["response_format"] = {"type": "json_object"}
+    if response_format:
+        body["response_format"] = response_format
     started = time.monotonic()
     usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
     try:
@@ -239,7 +244,7 @@ def _errors_mapped(profile: Profile) -> Iterator[None]:
         if exc.status_code >= 500 or exc.status_code in (408, 409):
             raise LLMUnavailable(f"model endpoint failed ({exc.status_code})") from exc
         # 4xx other than rate limits: our request or our credentials are wrong.
-        raise LLMBadResponse(f"model endpoint refused the request ({exc.status_code})") from exc
+        raise LLMRefused(f"model endpoint refused the request ({exc.status_code})") from exc
     except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
         raise LLMBadResponse("model endpoint returned a malformed answer") from exc
     except openai.APIError as exc:
@@ -282,6 +287,53 @@ def _parse(response: Any, model: str) -> LLMResult:
         completion_tokens=completion_tokens,
         model=str(getattr(response, "model", "") or model),
     )
+
+
+# --- Structured output (summaries) -------------------------------------------------------------
+
+STRUCTURED_MODES = ("json_schema", "json_object", "none")
+
+
+def _structured_key(profile: Profile) -> str:
+    return f"llm-structured:{profile.base_url}|{profile.model}"[:240]
+
+
+def structured_mode(profile: Profile) -> str:
+    """How this endpoint is asked for JSON: LLM_SUMMARY_RESPONSE_FORMAT, or with "auto" the best
+    mode it has not refused (json_schema, then json_object, then a request in the prompt only)."""
+    configured = settings.LLM_SUMMARY_RESPONSE_FORMAT
+    if configured in STRUCTURED_MODES:
+        return str(configured)
+    return str(cache.get(_structured_key(profile)) or STRUCTURED_MODES[0])
+
+
+def complete_structured(
+    *, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, purpose: str, profile: Profile, **call: Any
+) -> LLMResult:
+    """A completion asked to follow the JSON `schema` with `response_format`. An endpoint that
+    refuses a mode (a 4xx) is asked again with the next one, and the choice is remembered for it
+    (in the shared cache), so only its first request pays for the refusal."""
+    mode = structured_mode(profile)
+    while True:
+        formats: dict[str, dict[str, Any] | None] = {
+            "json_schema": {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}},
+            "json_object": {"type": "json_object"},
+            "none": None,
+        }
+        response_format = formats[mode]
+        try:
+            return complete(
+                messages=messages, purpose=purpose, profile=profile, response_format=response_format, **call
+            )
+        except LLMRefused as exc:
+            automatic = settings.LLM_SUMMARY_RESPONSE_FORMAT not in STRUCTURED_MODES
+            if response_format is None or isinstance(exc, LLMContextExceeded) or not automatic:
+                raise
+            mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
+            cache.set(_structured_key(profile), mode, timeout=None)
+            logger.warning(
+                "%s at %s refused response_format (%s); asking with %s", profile.model, profile.base_url, exc, mode
+            )
 
 
 # --- Streaming (the chat turn) ---------------------------------------------------------------

@@ -58,6 +58,11 @@ class AIMemory(models.Model):
     token_count = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     archived_reason = models.CharField(max_length=300, blank=True)
+    # A fallback summary, written from the conversation itself when the model could not write
+    # one: low confidence, shown to teachers for review, replaced by a later summary or a
+    # teacher's correction.
+    needs_review = models.BooleanField(default=False)
+    confidence = models.FloatField(default=1.0)
     created_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     # The student's memory revision (StudentMemoryRevision) of the last write to this memory.
@@ -92,6 +97,9 @@ class AIMemory(models.Model):
             models.CheckConstraint(
                 condition=~Q(kind="teacher_note") | Q(author__isnull=False),
                 name="memory_teacher_note_has_author",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_between_0_and_1"
             ),
         ]
 

@@ -21,6 +21,8 @@ class MemoryOutput(serializers.ModelSerializer[AIMemory]):
             "author",
             "status",
             "archived_reason",
+            "needs_review",
+            "confidence",
             "created_at",
             "updated_at",
         ]

@@ -129,29 +129,60 @@ def teacher_note_create(*, teacher: Any, student_id: Any, title: object, content
     )
 
 
-def memory_summary_store(*, student_id: int, conversation_id: int, title: str, content: str) -> tuple[AIMemory, bool]:
+def memory_summary_store(
+    *, student_id: int, conversation_id: int, title: str, content: str, fallback: bool = False
+) -> tuple[AIMemory, bool]:
     """Store the one summary of a conversation. Returns (memory, created).
 
     Idempotent: the unique constraint `memory_one_summary_per_conversation` makes a second
-    store (a redelivered task, a sweep racing a retry) return the existing summary.
+    store (a redelivered task, a sweep racing a retry) return the existing summary. A
+    `fallback` (written from the conversation itself, see memory.summaries) is stored with low
+    confidence and `needs_review`; a model's summary stored later replaces it in place.
     """
     clean_title = validate_title(title)
     clean_content = validate_content(content, is_summary=True)
-    existing = AIMemory.objects.filter(source_conversation_id=conversation_id, kind=AIMemory.Kind.SUMMARY).first()
-    if existing is not None:
-        return existing, False
-    try:
-        memory = _memory_create(
-            student_id=student_id,
-            kind=AIMemory.Kind.SUMMARY,
-            source=AIMemory.Source.SUMMARY_TASK,
-            source_conversation_id=conversation_id,
-            title=clean_title,
-            content=clean_content,
+    with transaction.atomic():
+        existing = (
+            AIMemory.objects.select_for_update()
+            .filter(source_conversation_id=conversation_id, kind=AIMemory.Kind.SUMMARY)
+            .first()
         )
-    except IntegrityError:
-        return AIMemory.objects.get(source_conversation_id=conversation_id, kind=AIMemory.Kind.SUMMARY), False
+        if existing is not None:
+            if existing.needs_review and not fallback and existing.status == AIMemory.Status.ACTIVE:
+                _memory_rewrite(existing, title=clean_title, content=clean_content)
+            return existing, False
+        try:
+            with transaction.atomic():
+                memory = _memory_create(
+                    student_id=student_id,
+                    kind=AIMemory.Kind.SUMMARY,
+                    source=AIMemory.Source.SUMMARY_TASK,
+                    source_conversation_id=conversation_id,
+                    title=clean_title,
+                    content=clean_content,
+                    needs_review=fallback,
+                    confidence=FALLBACK_CONFIDENCE if fallback else 1.0,
+                )
+        except IntegrityError:
+            return AIMemory.objects.get(source_conversation_id=conversation_id, kind=AIMemory.Kind.SUMMARY), False
     return memory, True
+
+
+# A fallback summary says only what the conversation itself shows (its subject, date, questions).
+FALLBACK_CONFIDENCE = 0.2
+
+
+def _memory_rewrite(memory: AIMemory, *, title: str, content: str) -> None:
+    """New text for a locked memory: re-indexed at once, re-embedded after commit; a rewrite by
+    a model's summary or a teacher settles a fallback (no review needed, full confidence)."""
+    memory.title, memory.content = title, content
+    memory.token_count = _memory_tokens(title, content)
+    memory.needs_review, memory.confidence = False, 1.0
+    memory.revision = student_revision_next(memory.student_id)
+    fields = ["title", "content", "token_count", "needs_review", "confidence", "revision", "updated_at"]
+    memory.save(update_fields=fields)
+    MemoryEmbedding.objects.filter(memory=memory).delete()
+    _memory_written(memory)
 
 
 # --- Edits and archiving ----------------------------------------------------------------------
@@ -171,8 +202,8 @@ def memory_update(*, user: Any, memory_id: Any, title: object = None, content: o
     """Edit a memory's title and/or content (a teacher of the student).
 
     The full-text entry is rewritten in the same transaction; the stale vector is dropped (the
-    memory is found lexically meanwhile) and a new one is enqueued after commit. An archived
-    memory cannot be edited (Conflict).
+    memory is found lexically meanwhile) and a new one is enqueued after commit. A correction
+    settles a fallback summary (needs_review off). An archived memory cannot be edited (Conflict).
     """
     with transaction.atomic():
         memory = _memory_for_edit(user=user, memory_id=memory_id)
@@ -184,14 +215,9 @@ def memory_update(*, user: Any, memory_id: Any, title: object = None, content: o
             if content is None
             else validate_content(content, is_summary=memory.kind == AIMemory.Kind.SUMMARY)
         )
-        if (new_title, new_content) == (memory.title, memory.content):
+        if (new_title, new_content) == (memory.title, memory.content) and not memory.needs_review:
             return memory
-        memory.title, memory.content = new_title, new_content
-        memory.token_count = _memory_tokens(new_title, new_content)
-        memory.revision = student_revision_next(memory.student_id)
-        memory.save(update_fields=["title", "content", "token_count", "revision", "updated_at"])
-        MemoryEmbedding.objects.filter(memory=memory).delete()
-        _memory_written(memory)
+        _memory_rewrite(memory, title=new_title, content=new_content)
     return memory
 
 

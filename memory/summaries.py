@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import logging
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -16,10 +17,21 @@ from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS
 from llm.untrusted import transcript_block
-from memory.prompts import parse_summary, repair_messages, summary_messages
+from memory.prompts import (
+    SUMMARY_SCHEMA,
+    fallback_summary,
+    notes_transcript,
+    parse_summary,
+    part_messages,
+    repair_messages,
+    summary_messages,
+)
 from memory.services import memory_summary_store
 
 logger = logging.getLogger(__name__)
+
+# The summary prompt, the repair turn and the answer's room, set aside from the model's input.
+SUMMARY_PROMPT_TOKENS = 600
 
 
 class TurnInProgress(Exception):
@@ -31,26 +43,7 @@ class Outcome(enum.Enum):
     ALREADY_DONE = "already_done"
     SKIPPED = "skipped"
     FAILED = "failed"
-
-
-def _transcript(conversation: Conversation) -> str:
-    """The newest messages that fit SUMMARY_MAX_TRANSCRIPT_TOKENS, oldest first, delimited as data.
-
-    Token counts are the ones stored with each message; nothing is re-tokenised.
-    """
-    budget = settings.SUMMARY_MAX_TRANSCRIPT_TOKENS
-    picked: list[tuple[str, str]] = []
-    used = 0
-    omitted = False
-    rows = conversation.messages.order_by("-seq").values_list("role", "content", "token_count").iterator()
-    for role, content, tokens in rows:
-        cost = tokens + MESSAGE_OVERHEAD_TOKENS
-        if picked and used + cost > budget:
-            omitted = True
-            break
-        picked.append((role, content))
-        used += cost
-    return transcript_block(list(reversed(picked)), note="[Earlier messages omitted.]" if omitted else "")
+    FALLBACK = "fallback"
 
 
 def _mark(conversation_id: int, status: str, error: str = "") -> None:
@@ -67,11 +60,18 @@ def summary_attempt_failed(*, conversation_id: int, error: str) -> None:
 def conversation_summary_write(*, conversation_id: int) -> Outcome:
     """Write the summary memory of an ended conversation.
 
-    Safe to run any number of times: a conversation whose summary is done, skipped or failed is
-    left alone, and `memory_summary_store` stores at most one summary per conversation.
-    Raises gateway.LLMError when the model is unreachable (transient), and TurnInProgress while
-    a turn still holds the conversation's lease (its reply is stored, then summarised), for the
-    task to retry.
+    Safe to run any number of times: a conversation whose summary is done, skipped, failed or
+    settled by a fallback is left alone, and `memory_summary_store` stores at most one summary
+    per conversation.
+
+    The model is asked for JSON with `response_format` (gateway.complete_structured). A
+    transcript longer than the summary model's window is summarised in parts first (map), then
+    from the parts' notes (reduce). A permanent failure (the endpoint refuses the request, or
+    the answer is invalid even after one repair) stores an honest fallback memory written from
+    the conversation itself (`needs_review`, low confidence), so an ended conversation always
+    leaves a memory. Raises gateway.LLMUnavailable when the model is unreachable (transient),
+    and TurnInProgress while a turn still holds the conversation's lease (its reply is stored,
+    then summarised), for the task to retry.
     """
     conversation = Conversation.objects.select_related("student").filter(pk=conversation_id).first()
     if conversation is None:
@@ -81,6 +81,7 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         Conversation.SummaryStatus.DONE,
         Conversation.SummaryStatus.SKIPPED,
         Conversation.SummaryStatus.FAILED,
+        Conversation.SummaryStatus.FALLBACK,
     ):
         return Outcome.ALREADY_DONE
     if conversation.turn_in_progress(timezone.now()):
@@ -89,33 +90,34 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         _mark(conversation_id, Conversation.SummaryStatus.SKIPPED)
         return Outcome.SKIPPED
 
-    messages = summary_messages(transcript=_transcript(conversation), language=conversation.student.language)
-    profile = gateway.background_profile()
-    call = {
-        "purpose": LLMUsage.Purpose.SUMMARY,
-        "profile": profile,
+    call: dict[str, Any] = {
+        "profile": gateway.background_profile(),
         "student_id": conversation.student_id,
         "conversation_id": conversation_id,
     }
-    result = gateway.complete(messages=messages, **call)  # type: ignore[arg-type]
     try:
-        title, content = parse_summary(result.content)
-    except ValueError as first_error:
-        # One repair attempt, telling the model what was wrong.
-        retry = gateway.complete(
-            messages=repair_messages(previous=messages, answer=result.content, error=str(first_error)),
-            **call,  # type: ignore[arg-type]
-        )
+        transcript = _transcript_within_window(conversation, call)
+        messages = summary_messages(transcript=transcript, language=conversation.student.language)
+        answer = gateway.complete_structured(
+            messages=messages, schema=SUMMARY_SCHEMA, name="memory_summary", purpose=LLMUsage.Purpose.SUMMARY, **call
+        ).content
         try:
-            title, content = parse_summary(retry.content)
-        except ValueError as second_error:
-            logger.error(
-                "summary: conversation %s failed permanently, invalid answer twice: %s",
-                conversation_id,
-                second_error,
+            title, content = parse_summary(answer)
+        except ValueError as first_error:
+            # One repair attempt, telling the model what was wrong.
+            retry = gateway.complete_structured(
+                messages=repair_messages(previous=messages, answer=answer, error=str(first_error)),
+                schema=SUMMARY_SCHEMA,
+                name="memory_summary",
+                purpose=LLMUsage.Purpose.SUMMARY,
+                **call,
             )
-            _mark(conversation_id, Conversation.SummaryStatus.FAILED, f"invalid summary: {second_error}")
-            return Outcome.FAILED
+            title, content = parse_summary(retry.content)
+    except (ValueError, gateway.LLMRefused) as exc:
+        reason = f"invalid summary: {exc}" if isinstance(exc, ValueError) else str(exc)
+        logger.error("summary: conversation %s: no summary (%s); fallback stored", conversation_id, reason)
+        summary_fallback_store(conversation=conversation, error=reason, settled=True)
+        return Outcome.FALLBACK
 
     with transaction.atomic():
         _, created = memory_summary_store(
@@ -123,6 +125,68 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         )
         _mark(conversation_id, Conversation.SummaryStatus.DONE)
     return Outcome.STORED if created else Outcome.ALREADY_DONE
+
+
+def summary_fallback_store(*, conversation: Conversation, error: str, settled: bool) -> None:
+    """Store the fallback memory of a conversation the model could not summarise. `settled`: no
+    later attempt is due (a permanent failure); otherwise the summary stays pending, the sweep
+    tries again, and a model's summary then replaces the fallback."""
+    questions = list(
+        conversation.messages.filter(role=Message.Role.STUDENT).order_by("seq").values_list("content", flat=True)[:3]
+    )
+    date = (conversation.ended_at or timezone.now()).strftime("%-d %B %Y")
+    title, content = fallback_summary(
+        subject=conversation.subject, date=date, questions=questions, messages=conversation.message_count
+    )
+    with transaction.atomic():
+        memory_summary_store(
+            student_id=conversation.student_id,
+            conversation_id=conversation.pk,
+            title=title,
+            content=content,
+            fallback=True,
+        )
+        if settled:
+            _mark(conversation.pk, Conversation.SummaryStatus.FALLBACK, error)
+
+
+def summary_fallback_pending(*, conversation_id: int, error: str) -> None:
+    """After the last transient retry: a fallback memory now, the summary still pending."""
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is not None and conversation.summary_status == Conversation.SummaryStatus.PENDING:
+        summary_fallback_store(conversation=conversation, error=error, settled=False)
+
+
+def _transcript_within_window(conversation: Conversation, call: dict[str, Any]) -> str:
+    """The conversation as a delimited transcript that fits the summary model: whole if it fits,
+    else the notes of its parts (each part summarised on its own, oldest first)."""
+    profile = call["profile"]
+    budget = min(settings.SUMMARY_MAX_TRANSCRIPT_TOKENS, gateway.input_budget(profile) - SUMMARY_PROMPT_TOKENS)
+    budget = max(budget, 200)
+    rows = list(conversation.messages.order_by("seq").values_list("role", "content", "token_count"))
+    if sum(t + MESSAGE_OVERHEAD_TOKENS for *_, t in rows) <= budget:
+        return transcript_block([(role, content) for role, content, _ in rows])
+    max_words = max(40, min(300, budget // 4 // 2))
+    parts: list[list[tuple[str, str]]] = [[]]
+    used = 0
+    for role, content, tokens in rows:
+        cost = min(tokens, budget) + MESSAGE_OVERHEAD_TOKENS
+        if parts[-1] and used + cost > budget:
+            parts.append([])
+            used = 0
+        # A message longer than the model's input alone: its beginning.
+        parts[-1].append((role, content if tokens <= budget else content[: budget * 3] + " [...]"))
+        used += cost
+    notes = []
+    for part in parts:
+        result = gateway.complete(
+            messages=part_messages(transcript=transcript_block(part), max_words=max_words),
+            purpose=LLMUsage.Purpose.SUMMARY,
+            **call,
+        )
+        notes.append(result.content.strip())
+    logger.info("summary: conversation %s summarised in %d parts", conversation.pk, len(parts))
+    return notes_transcript(notes)
 
 
 def pending_summaries_due() -> list[int]:

@@ -5,6 +5,7 @@ import random
 
 from celery import shared_task
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from conversations.models import Conversation
@@ -22,9 +23,11 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
     Safe to run twice or to be redelivered: `conversation_summary_write` skips a conversation
     whose summary is settled, and a unique constraint allows one summary per conversation.
     A conversation ended while a turn was in progress waits for that turn's reply. Transient
-    model errors retry with exponential backoff and jitter, up to SUMMARY_MAX_RETRIES;
-    after that the summary stays pending and `summaries_sweep` enqueues it again later, so a
-    model that is down for hours loses nothing.
+    errors (the model unreachable, the database restarting) retry with exponential backoff and
+    jitter, up to SUMMARY_MAX_RETRIES; after that a fallback memory is stored (so the student's
+    conversation is never without one), the summary stays pending, and `summaries_sweep`
+    enqueues it again later: a model's summary then replaces the fallback. Permanent failures
+    are settled inside `conversation_summary_write` with a fallback, never retried.
     """
     try:
         return summaries.conversation_summary_write(conversation_id=conversation_id).value
@@ -32,18 +35,23 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
         # The conversation ended mid-turn: the reply is stored when the turn finishes (or its
         # lease expires), and the summary is written after it.
         raise self.retry(exc=exc, countdown=max(1.0, settings.TURN_LEASE_SECONDS / 6)) from exc
-    except LLMError as exc:
-        summaries.summary_attempt_failed(conversation_id=conversation_id, error=str(exc))
-        if not exc.transient or self.request.retries >= settings.SUMMARY_MAX_RETRIES:
+    except (LLMError, OperationalError, InterfaceError) as exc:
+        retries = self.request.retries
+        try:
+            summaries.summary_attempt_failed(conversation_id=conversation_id, error=str(exc))
+            if retries >= settings.SUMMARY_MAX_RETRIES:
+                summaries.summary_fallback_pending(conversation_id=conversation_id, error=str(exc))
+        except (OperationalError, InterfaceError):
+            logger.warning("summary: conversation %s: the database is down too", conversation_id)
+        if retries >= settings.SUMMARY_MAX_RETRIES:
             logger.warning(
-                "summary: conversation %s still pending after %s tries (%s); the sweep will retry",
+                "summary: conversation %s still pending after %s tries (%s); fallback stored, the sweep will retry",
                 conversation_id,
-                self.request.retries + 1,
+                retries + 1,
                 exc,
             )
             return "pending"
-        base = settings.SUMMARY_RETRY_BACKOFF_SECONDS * (2**self.request.retries)
-        countdown = base * random.uniform(0.8, 1.2)
+        countdown = settings.SUMMARY_RETRY_BACKOFF_SECONDS * (2**retries) * random.uniform(0.8, 1.2)
         logger.info("summary: conversation %s retry in %.1fs (%s)", conversation_id, countdown, exc)
         raise self.retry(exc=exc, countdown=countdown) from exc
 

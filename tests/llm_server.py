@@ -49,6 +49,7 @@ from typing import Any
 
 SUMMARY_MARKER = "You write the long-term memory"
 COMPRESSION_MARKER = "You compress a long tutoring conversation"
+PART_MARKER = "You take notes on one part"
 
 DEFAULT_SUMMARY = {
     "title": "Working on fractions with unlike denominators",
@@ -76,6 +77,8 @@ def classify(body: dict[str, Any]) -> str:
         return "summary"
     if isinstance(first, str) and first.startswith(COMPRESSION_MARKER):
         return "compression"
+    if isinstance(first, str) and first.startswith(PART_MARKER):
+        return "summary_part"
     return "chat"
 
 
@@ -90,6 +93,7 @@ class ScriptedLLM:
         self.context_error = "openai"
         self.models_meta: dict[str, Any] = {}
         self.ollama_show: dict[str, Any] | None = None
+        self.refused_formats: set[str] = set()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -117,6 +121,7 @@ class ScriptedLLM:
             self.context_error = "openai"
             self.models_meta = {}
             self.ollama_show = None
+            self.refused_formats = set()
 
     def script(self, kind: str, *steps: dict[str, Any]) -> None:
         with self.lock:
@@ -134,6 +139,8 @@ class ScriptedLLM:
             return {"content": json.dumps(DEFAULT_SUMMARY)}
         if kind == "compression":
             return {"content": "Earlier, the student and tutor worked through many exercises."}
+        if kind == "summary_part":
+            return {"content": "In this part the student practised adding fractions."}
         return {"content": "Let's work through it step by step."}
 
     def context_refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
@@ -316,6 +323,11 @@ class ScriptedLLM:
                     # llama-cpp-python's server (pydantic) refuses a null assistant content.
                     err = {"error": {"message": "Input should be a valid string", "type": "server_error"}}
                     self._send(500, json.dumps(err).encode())
+                    return
+                response_format = (body.get("response_format") or {}).get("type")
+                if response_format in llm.refused_formats:
+                    err = {"error": {"message": f"response_format type '{response_format}' is not supported"}}
+                    self._send(400, json.dumps(err).encode())
                     return
                 refusal = llm.context_refusal(body)
                 if refusal is not None:

@@ -7,11 +7,12 @@ import json
 import pytest
 from django.db import IntegrityError
 
-from conversations.models import Conversation
+from conversations.models import Conversation, Message
 from conversations.services import conversation_close
 from memory.models import AIMemory
 from memory.services import memory_summary_store
 from memory.summaries import Outcome, conversation_summary_write
+from tests.conftest import client_for
 from tests.conversations.test_turn import send, start
 
 
@@ -45,16 +46,21 @@ def test_summary_prompt_holds_the_transcript_and_language(ended, llm, school):
     assert '<message role="student">Can you help me with fractions?</message>' in sent[1]["content"]
 
 
-def test_repair_attempt_then_permanent_failure(ended, llm):
-    """Invalid JSON gets one repair attempt; invalid twice marks the conversation failed, no memory."""
+def test_repair_attempt_then_an_honest_fallback(ended, llm):
+    """Invalid JSON gets one repair attempt; invalid twice stores a fallback memory written from
+    the conversation itself (its subject, date and the student's questions), to be reviewed."""
     llm.script("summary", {"content": "not json"}, {"content": json.dumps({"title": "Too short", "content": "A. B."})})
-    assert conversation_summary_write(conversation_id=ended) is Outcome.FAILED
+    assert conversation_summary_write(conversation_id=ended) is Outcome.FALLBACK
     conversation = Conversation.objects.get(pk=ended)
-    assert conversation.summary_status == "failed"
+    assert conversation.summary_status == "fallback"
     assert "4 to 10 words" in conversation.summary_error
     repair = llm.calls("summary")[1]["messages"]
     assert repair[-1]["role"] == "user" and "not valid" in repair[-1]["content"]
-    assert not AIMemory.objects.exists()
+    memory = AIMemory.objects.get()
+    assert memory.needs_review is True and memory.confidence < 0.5 and memory.kind == "summary"
+    assert "Can you help me with fractions" in memory.content and conversation.subject in memory.title
+    # Settled: a redelivery changes nothing.
+    assert conversation_summary_write(conversation_id=ended) is Outcome.ALREADY_DONE
 
 
 def test_unique_constraint_backs_idempotency(ended, school):
@@ -85,3 +91,72 @@ def test_model_down_raises_transient_error_and_keeps_pending(ended, llm):
     with pytest.raises(LLMUnavailable):
         conversation_summary_write(conversation_id=ended)
     assert Conversation.objects.get(pk=ended).summary_status == "pending"
+
+
+def test_the_summary_asks_for_a_json_schema(ended, llm):
+    """Structured output: the request carries response_format with the {title, content} schema."""
+    conversation_summary_write(conversation_id=ended)
+    fmt = llm.calls("summary")[0]["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["schema"]["required"] == ["title", "content"]
+
+
+def test_a_refused_response_format_falls_back_and_is_remembered(ended, llm, school):
+    """An endpoint that refuses json_schema, then json_object, is asked in the prompt alone; the
+    choice is remembered, so the next summary goes straight to it."""
+    llm.refused_formats = {"json_schema", "json_object"}
+    assert conversation_summary_write(conversation_id=ended) is Outcome.STORED
+    kinds = [(c.get("response_format") or {}).get("type") for c in llm.calls("summary")]
+    assert kinds == ["json_schema", "json_object", None]
+    bob = client_for(school["bob"])
+    other = start(bob)
+    send(bob, other, "What is a prime number?", "b1")
+    conversation_close(conversation_id=other)
+    assert conversation_summary_write(conversation_id=other) is Outcome.STORED
+    assert [(c.get("response_format") or {}).get("type") for c in llm.calls("summary")][3:] == [None]
+
+
+def test_a_refusal_of_the_request_is_permanent_and_leaves_a_fallback(ended, llm, settings):
+    """A 400 that is not about the format (here, with the format fixed by the setting) is not
+    retried as if transient: a fallback memory is stored at once."""
+    settings.LLM_SUMMARY_RESPONSE_FORMAT = "json_schema"
+    llm.script("summary", {"status": 400, "body": {"error": {"message": "invalid model"}}})
+    assert conversation_summary_write(conversation_id=ended) is Outcome.FALLBACK
+    assert len(llm.calls("summary")) == 1
+    assert AIMemory.objects.get().needs_review is True
+
+
+def test_a_transcript_longer_than_the_summary_window_is_summarised_in_parts(ended, llm, settings):
+    """Map, then reduce: each part of an overlong transcript is summarised on its own, then the
+    summary is written from the parts' notes; no request exceeds the window."""
+    conversation = Conversation.objects.get(pk=ended)
+    for i in range(12):
+        Message.objects.create(
+            conversation=conversation,
+            seq=100 + i,
+            role="student" if i % 2 == 0 else "tutor",
+            content=f"Part {i}: " + "fractions with unlike denominators " * 60,
+            token_count=300,
+            client_message_id=f"long-{i}" if i % 2 == 0 else None,
+        )
+    settings.LLM_SUMMARY_CONTEXT_WINDOW = 2048
+    llm.context_window = 2048
+    assert conversation_summary_write(conversation_id=ended) is Outcome.STORED
+    parts = llm.calls("summary_part")
+    assert len(parts) >= 3
+    final = llm.calls("summary")[-1]["messages"][-1]["content"]
+    assert "Notes on the conversation, part by part" in final and "Part 1:" in final
+
+
+def test_a_teacher_correction_settles_a_fallback(ended, llm, school, clients):
+    """A teacher's PATCH of a fallback summary replaces it: no review needed, full confidence."""
+    llm.script("summary", {"content": "not json"}, {"content": "still not json"})
+    assert conversation_summary_write(conversation_id=ended) is Outcome.FALLBACK
+    memory = AIMemory.objects.get()
+    resp = clients["teacher_a"].patch(
+        f"/api/v1/memories/{memory.pk}/",
+        {"content": "Alice practised adding fractions. She needs common denominators next."},
+        format="json",
+    )
+    assert resp.status_code == 200, resp.content
+    assert resp.json()["needs_review"] is False and resp.json()["confidence"] == 1.0

@@ -273,9 +273,10 @@ def test_model_down_then_back_retries_with_backoff_and_stores(
 def test_model_down_past_max_retries_stays_pending_until_the_sweep(
     worker: Worker, llm: ScriptedLLM, clients: dict[str, APIClient], school: dict[str, Any]
 ) -> None:
-    """The model stays down past SUMMARY_MAX_RETRIES (3): the summary stays pending (not lost, not
-    failed) with its attempts counted. Once the model is back, summaries_sweep re-enqueues the
-    summaries pending for longer than SUMMARY_SWEEP_AFTER_MINUTES, and the memory is stored."""
+    """The model stays down past SUMMARY_MAX_RETRIES (3): a fallback memory is stored and the
+    summary stays pending (not lost, not failed) with its attempts counted. Once the model is
+    back, summaries_sweep re-enqueues the summaries pending for longer than
+    SUMMARY_SWEEP_AFTER_MINUTES, and the model's summary replaces the fallback."""
     llm.script("summary", OUTAGE, OUTAGE, OUTAGE, OUTAGE)
     cid = converse(clients["alice"])
     end(clients["alice"], cid)
@@ -286,7 +287,8 @@ def test_model_down_past_max_retries_stays_pending_until_the_sweep(
     assert conversation.summary_status == "pending"
     assert conversation.summary_attempts == 4
     assert "503" in conversation.summary_error
-    assert summaries_of(cid) == []
+    [fallback] = summaries_of(cid)
+    assert fallback.needs_review is True
     assert len(llm.calls("summary")) == 4
     assert [u.ok for u in summary_usage(cid)] == [False] * 4
 
@@ -302,6 +304,8 @@ def test_model_down_past_max_retries_stays_pending_until_the_sweep(
     assert "summary sweep: re-enqueued 1 conversations" in log
     conversation = wait_summary(cid)
     assert_one_summary(cid, school["alice"], DEFAULT_SUMMARY["title"], DEFAULT_SUMMARY["content"])
+    [replaced] = summaries_of(cid)
+    assert replaced.pk == fallback.pk and replaced.needs_review is False and replaced.confidence == 1.0
     assert conversation.summary_error == ""
     assert conversation.summary_attempts == 4
     assert len(llm.calls("summary")) == 5
@@ -331,28 +335,29 @@ def test_invalid_json_once_is_repaired_and_stored(
     assert [u.ok for u in summary_usage(cid)] == [True, True]
 
 
-def test_invalid_json_twice_fails_permanently_and_is_logged(
+def test_invalid_json_twice_stores_a_fallback_and_is_logged(
     worker: Worker, llm: ScriptedLLM, clients: dict[str, APIClient]
 ) -> None:
-    """Two invalid answers (the first and the repair) mark the summary failed with the error,
-    store no memory, log an error, and are not retried: a new delivery leaves it failed."""
+    """Two invalid answers (the first and the repair) store a fallback memory needing review,
+    record the error, log it, and are not retried: a new delivery leaves it as it is."""
     short = json.dumps({"title": "Fractions", "content": "Fractions."})
     llm.script("summary", {"content": "not json at all"}, {"content": short})
     cid = converse(clients["alice"])
     end(clients["alice"], cid)
 
-    conversation = wait_summary(cid, "failed")
+    conversation = wait_summary(cid, "fallback")
     assert conversation.summary_error.startswith("invalid summary:")
     assert "Title must have 4 to 10 words" in conversation.summary_error
-    assert summaries_of(cid) == []
-    worker.wait_for_log(f"ERROR/MainProcess] summary: conversation {cid} failed permanently, invalid answer twice")
+    [fallback] = summaries_of(cid)
+    assert fallback.needs_review is True
+    worker.wait_for_log(f"ERROR/MainProcess] summary: conversation {cid}: no summary (invalid summary:")
     assert len(llm.calls("summary")) == 2
 
     again = send_summarize(cid)
     assert results(worker.wait_for_log(succeeded(again)), again) == ["'already_done'"]
     assert len(llm.calls("summary")) == 2
-    assert Conversation.objects.get(pk=cid).summary_status == "failed"
-    assert summaries_of(cid) == []
+    assert Conversation.objects.get(pk=cid).summary_status == "fallback"
+    assert [m.pk for m in summaries_of(cid)] == [fallback.pk]
 
 
 # --- nothing to summarise -----------------------------------------------------------------------

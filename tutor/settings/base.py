@@ -237,6 +237,9 @@ LLM_SUMMARY_CONTEXT_WINDOW = env_int("LLM_SUMMARY_CONTEXT_WINDOW", 0)
 # Tokens kept free for the model's answer (at most a quarter of a small window).
 LLM_REPLY_RESERVE_TOKENS = env_int("LLM_REPLY_RESERVE_TOKENS", 1024)
 LLM_DISCOVERY_TIMEOUT_SECONDS = env_float("LLM_DISCOVERY_TIMEOUT_SECONDS", 3.0)
+# How summaries ask for JSON: auto (json_schema, then json_object, then the prompt alone, each
+# endpoint's choice remembered after a refusal), or one of json_schema, json_object, none.
+LLM_SUMMARY_RESPONSE_FORMAT = env_str("LLM_SUMMARY_RESPONSE_FORMAT", "auto")
 # Encoding used to count tokens for models tiktoken does not know (see llm/tokens.py).
 TOKEN_ENCODING_FALLBACK = env_str("TOKEN_ENCODING_FALLBACK", "cl100k_base")
 
