@@ -142,7 +142,7 @@ def learn_window(profile: Profile, tokens: int) -> None:
 NOT_CONFIGURED_MESSAGE = (
     "No language model is configured. Set LLM_API_KEY for OpenAI, or LLM_BASE_URL for a local "
     "OpenAI-compatible server (Ollama: http://127.0.0.1:11434/v1, llama.cpp: http://127.0.0.1:8080/v1, "
-    "vLLM: http://127.0.0.1:8000/v1) with LLM_MODEL, then restart the server."
+    "vLLM started with --port 8001: http://127.0.0.1:8001/v1) with LLM_MODEL, then restart the server."
 )
 
 

@@ -16,5 +16,5 @@ exec "$PY" -m uvicorn tutor.asgi:application \
   --timeout-keep-alive "${WEB_KEEPALIVE:-5}" \
   --timeout-graceful-shutdown "${WEB_GRACEFUL_TIMEOUT:-30}" \
   --backlog "${WEB_BACKLOG:-2048}" \
-  --no-server-header --lifespan off \
+  --no-server-header --lifespan on \
   "$@"

@@ -1,15 +1,37 @@
-"""The ASGI application, served by uvicorn (scripts/serve.sh: `make serve`, `make run`)."""
+"""The ASGI application, served by uvicorn (scripts/serve.sh: `make serve`, `make run`).
+
+Django answers HTTP; the ASGI lifespan start-up (which Django does not handle) warms the process
+up before uvicorn accepts connections (tutor.startup).
+"""
 
 import os
+from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
-application = get_asgi_application()
+django_application = get_asgi_application()
 
 if settings.DEBUG:
     # The admin's static files in development; production serves collectstatic's output.
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
-    application = ASGIStaticFilesHandler(application)
+    django_application = ASGIStaticFilesHandler(django_application)
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "lifespan":
+        await django_application(scope, receive, send)
+        return
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            from tutor.startup import warm_up
+
+            await sync_to_async(warm_up, thread_sensitive=False)()
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

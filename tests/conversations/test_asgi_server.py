@@ -59,6 +59,8 @@ def server(worker_env: dict[str, str], llm: ScriptedLLM, tmp_path: Path) -> Iter
         proc.wait(30)
         text = log.read_text(errors="replace")
         assert "Traceback" not in text, text
+        # Each worker process warmed up before accepting connections (the ASGI lifespan).
+        assert text.count("chat model: scripted-tutor at") == 2, text
 
 
 def headers(user: Any, **extra: str) -> dict[str, str]:

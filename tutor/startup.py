@@ -1,0 +1,49 @@
+"""What a web or worker process does before its first request or task: load the local embedder
+(seconds of torch start-up that would otherwise fall on the first student's message) and say in
+the log which chat model, summary model, embedder and context windows it uses."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from llm import gateway
+from memory import embeddings
+
+logger = logging.getLogger("tutor.startup")
+
+
+def warm_up() -> None:
+    """Never raises: a process starts even if the model server or the embedder is not ready."""
+    for label, profile in (("chat", gateway.chat_profile()), ("summary", gateway.background_profile())):
+        if not gateway.is_configured(profile):
+            logger.warning(
+                "%s model: not configured (the chat answers 503 until LLM_BASE_URL or LLM_API_KEY is set)", label
+            )
+            continue
+        try:
+            window = gateway.context_window(profile)
+        except Exception:
+            logger.exception("%s model: the context window could not be resolved", label)
+            continue
+        where = profile.base_url or "OpenAI"
+        logger.info(
+            "%s model: %s at %s, context window %d tokens (%s)",
+            label,
+            profile.model,
+            where,
+            window.tokens,
+            window.source,
+        )
+    try:
+        backend = embeddings.backend_name()
+        embedder = embeddings.get_embedder()
+        if embedder is None:
+            logger.info("embedder: none (recall is lexical only)")
+            return
+        started = time.monotonic()
+        if backend == "local":
+            embedder.embed(["warm-up"])
+        logger.info("embedder: %s %s, ready in %.1f s", backend, embedder.name, time.monotonic() - started)
+    except Exception:
+        logger.exception("embedder: could not be loaded; recall falls back to lexical until it can")
