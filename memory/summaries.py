@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
+import socket
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -47,7 +49,18 @@ class Outcome(enum.Enum):
 
 
 def _mark(conversation_id: int, status: str, error: str = "") -> None:
-    Conversation.objects.filter(pk=conversation_id).update(summary_status=status, summary_error=error[:300])
+    Conversation.objects.filter(pk=conversation_id).update(
+        summary_status=status, summary_error=error[:300], summary_owner=""
+    )
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"[:100]
+
+
+def _attempt_start(conversation_id: int) -> None:
+    """Record which process makes this attempt, and when (see `pending_summaries_due`)."""
+    Conversation.objects.filter(pk=conversation_id).update(summary_owner=_owner(), summary_requested_at=timezone.now())
 
 
 def summary_attempt_failed(*, conversation_id: int, error: str) -> None:
@@ -90,6 +103,7 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         _mark(conversation_id, Conversation.SummaryStatus.SKIPPED)
         return Outcome.SKIPPED
 
+    _attempt_start(conversation_id)
     call: dict[str, Any] = {
         "profile": gateway.background_profile(),
         "student_id": conversation.student_id,
@@ -190,12 +204,38 @@ def _transcript_within_window(conversation: Conversation, call: dict[str, Any]) 
 
 
 def pending_summaries_due() -> list[int]:
-    """Ended conversations whose summary is still pending and untouched for a while."""
-    cutoff = timezone.now() - timedelta(minutes=settings.SUMMARY_SWEEP_AFTER_MINUTES)
-    return list(
-        Conversation.objects.filter(
-            summary_status=Conversation.SummaryStatus.PENDING, summary_requested_at__lte=cutoff
-        )
-        .order_by("summary_requested_at")
-        .values_list("pk", flat=True)[:500]
+    """Pending summaries that nothing is working on any more, oldest first:
+    - never started SUMMARY_UNSTARTED_AFTER_SECONDS after they were requested (the broker lost
+      the message, or was down when the conversation ended);
+    - started by a process of this host that has died (a worker killed mid-call): recovered as
+      soon as a worker on this host sweeps, which it does when it starts;
+    - untouched for SUMMARY_SWEEP_AFTER_MINUTES (a worker on another host that died).
+    """
+    now = timezone.now()
+    pending = Conversation.objects.filter(summary_status=Conversation.SummaryStatus.PENDING)
+    unstarted = Q(
+        summary_owner="", summary_requested_at__lte=now - timedelta(seconds=settings.SUMMARY_UNSTARTED_AFTER_SECONDS)
     )
+    stale = Q(summary_requested_at__lte=now - timedelta(minutes=settings.SUMMARY_SWEEP_AFTER_MINUTES))
+    due = list(pending.filter(unstarted | stale).order_by("summary_requested_at").values_list("pk", flat=True)[:500])
+    host = socket.gethostname()
+    for pk, owner in pending.filter(summary_owner__startswith=f"{host}:").values_list("pk", "summary_owner")[:500]:
+        if pk not in due and not _alive(owner):
+            due.append(pk)
+    return due
+
+
+def _alive(owner: str) -> bool:
+    try:
+        pid = int(owner.rsplit(":", 1)[1])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

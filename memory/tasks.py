@@ -58,10 +58,12 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
 
 @shared_task(acks_late=True)
 def summaries_sweep() -> int:
-    """Re-enqueue summaries still pending (model down, broker lost the message). Idempotent."""
+    """Re-enqueue the pending summaries nothing is working on (see
+    `summaries.pending_summaries_due`): a lost or unsent message, a worker that died. Runs every
+    minute (beat) and when a worker starts. Idempotent: a summary enqueued twice is written once."""
     due = summaries.pending_summaries_due()
     if due:
-        Conversation.objects.filter(pk__in=due).update(summary_requested_at=timezone.now())
+        Conversation.objects.filter(pk__in=due).update(summary_requested_at=timezone.now(), summary_owner="")
     for conversation_id in due:
         conversation_summarize.delay(conversation_id)
     if due:

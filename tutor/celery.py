@@ -1,7 +1,8 @@
+import logging
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
 
@@ -17,3 +18,14 @@ def _warm_up_pool_process(**kwargs: object) -> None:
     from tutor.startup import warm_up
 
     warm_up()
+
+
+@worker_ready.connect
+def _recover_summaries(**kwargs: object) -> None:
+    # A worker (re)starting takes over the summaries that a dead process of this host was writing.
+    from memory.tasks import summaries_sweep
+
+    try:
+        summaries_sweep.delay()
+    except Exception:  # the broker may be down again; beat's next sweep does the same
+        logging.getLogger(__name__).exception("summary recovery at start-up could not be enqueued")

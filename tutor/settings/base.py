@@ -212,7 +212,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "sweep-pending-summaries": {
         "task": "memory.tasks.summaries_sweep",
-        "schedule": 300.0,
+        "schedule": 60.0,
     },
     "sweep-missing-embeddings": {
         "task": "memory.tasks.embeddings_sweep",
@@ -262,6 +262,9 @@ SUMMARY_MAX_RETRIES = env_int("SUMMARY_MAX_RETRIES", 5)
 SUMMARY_RETRY_BACKOFF_SECONDS = env_float("SUMMARY_RETRY_BACKOFF_SECONDS", 30.0)
 # A pending summary untouched for this long is re-enqueued by the periodic sweep.
 SUMMARY_SWEEP_AFTER_MINUTES = env_int("SUMMARY_SWEEP_AFTER_MINUTES", 15)
+# A summary requested this long ago and never started (its message lost, or never sent because
+# the broker was down) is re-enqueued by the next sweep (every minute).
+SUMMARY_UNSTARTED_AFTER_SECONDS = env_int("SUMMARY_UNSTARTED_AFTER_SECONDS", 60)
 SUMMARY_MAX_TRANSCRIPT_TOKENS = env_int("SUMMARY_MAX_TRANSCRIPT_TOKENS", 100_000)
 # --- Recall (memory.recall) -----------------------------------------------------------------------
 # Prompt: the MEMORY_LOAD_COUNT latest memories plus up to MEMORY_RELEVANT_COUNT recalled for the
