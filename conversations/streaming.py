@@ -104,12 +104,25 @@ class TurnFeed:
 # Turns in progress in this process, by (event loop, student message id), and their tasks (the
 # loop keeps only weak references to tasks).
 _feeds: dict[tuple[int, int], TurnFeed] = {}
-_tasks: set[asyncio.Task[None]] = set()
+_tasks: set[asyncio.Future[Any]] = set()
 
 
 async def turn_open(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnFeed:
     """Start, replay or join the turn of this message. Raises ApplicationError before anything
-    is streamed: 404, 403, 409, 503 (no model, database down, conversation busy too long)."""
+    is streamed: 404, 403, 409, 503 (no model, database down, conversation busy too long).
+
+    Shielded: a request cancelled while this runs (the client left) does not interrupt it, so a
+    turn whose message got stored is always driven to its reply.
+    """
+    opening = asyncio.ensure_future(
+        _open(user=user, conversation_id=conversation_id, content=content, client_message_id=client_message_id)
+    )
+    _tasks.add(opening)
+    opening.add_done_callback(_tasks.discard)
+    return await asyncio.shield(opening)
+
+
+async def _open(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnFeed:
     loop = id(asyncio.get_running_loop())
     deadline = time.monotonic() + settings.TURN_WAIT_SECONDS
     pause = 0.02

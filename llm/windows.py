@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,10 @@ class Window:
 
 
 _resolved: dict[tuple[str, str], Window] = {}
+# Learned windows read from the shared cache are kept this long in the process: a turn asks for
+# the window twice, and the cache is a network round trip away.
+LEARNED_RECHECK_SECONDS = 10.0
+_learned: dict[tuple[str, str], tuple[float, int | None]] = {}
 
 
 def _cache_key(base_url: str, model: str) -> str:
@@ -49,7 +54,10 @@ def context_window(*, base_url: str, model: str, configured: int) -> Window:
     if configured > 0:
         return Window(configured, "setting")
     key = (base_url, model)
-    learned = cache.get(_cache_key(base_url, model))
+    checked_at, learned = _learned.get(key, (0.0, None))
+    if time.monotonic() - checked_at > LEARNED_RECHECK_SECONDS:
+        learned = cache.get(_cache_key(base_url, model))
+        _learned[key] = (time.monotonic(), learned)
     if learned:
         return Window(int(learned), "learned from the server's context-length error")
     window = _resolved.get(key)
@@ -66,12 +74,14 @@ def learn(*, base_url: str, model: str, tokens: int) -> None:
     tokens = max(MIN_WINDOW, tokens)
     cache.set(_cache_key(base_url, model), tokens, timeout=None)
     _resolved.pop((base_url, model), None)
+    _learned[(base_url, model)] = (time.monotonic(), tokens)
     logger.warning("context window of %s at %s is %d tokens (learned from the server)", model, base_url, tokens)
 
 
 def forget() -> None:
     """Drop what this process resolved (the learned windows stay in the cache)."""
     _resolved.clear()
+    _learned.clear()
 
 
 def _discover(base_url: str, model: str) -> Window | None:

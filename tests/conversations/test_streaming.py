@@ -202,3 +202,39 @@ def test_another_users_send_gets_404_without_waiting_for_the_owners_turn(school,
     assert bob_status == 404 and teacher_status == 404
     assert replies_then == 0  # answered while Alice's turn was still in progress
     assert parse_sse(rest)[-1][0] == "done"
+
+
+def test_a_request_cancelled_right_after_its_message_is_stored_still_gets_its_turn(school, clients, llm):
+    """The client leaves while the turn is being opened, just after the message was stored and
+    the conversation claimed: the turn still runs and stores its reply (no message left without
+    a reply behind a lease until it expires)."""
+    from unittest import mock
+
+    from conversations import streaming, turns
+
+    cid = start(clients["alice"])
+    original = turns.turn_begin
+    claimed = []
+    raise_in_request = asyncio.Event()
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def begin_then_leave(**kwargs):
+        outcome = original(**kwargs)
+        claimed.append(outcome)
+        loop.call_soon_threadsafe(raise_in_request.set)  # the client goes away now
+        return outcome
+
+    async def go() -> None:
+        nonlocal loop
+        loop = asyncio.get_running_loop()
+        request = asyncio.ensure_future(
+            streaming.turn_open(user=school["alice"], conversation_id=cid, content="hello", client_message_id="c1")
+        )
+        await raise_in_request.wait()
+        request.cancel()
+        await wait_for_reply(cid)
+
+    with mock.patch.object(turns, "turn_begin", side_effect=begin_then_leave):
+        async_to_sync(go)()
+    assert isinstance(claimed[0], turns.Claimed)
+    assert list(Message.objects.filter(conversation_id=cid).values_list("role", flat=True)) == ["student", "tutor"]
