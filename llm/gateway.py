@@ -386,28 +386,41 @@ async def stream(
     model = ""
     try:
         with _errors_mapped(profile):
-            response = await client.chat.completions.create(
+            # The SDK's raw streaming response, each `data:` line parsed here: building an SDK
+            # object per chunk cost a quarter of a turn's CPU (bench/README.md).
+            async with client.chat.completions.with_streaming_response.create(
                 model=profile.model, messages=[], stream=True, extra_body=body
-            )
-            async for chunk in response:
-                model = chunk.model or model
-                if chunk.usage is not None:
-                    prompt_tokens = int(chunk.usage.prompt_tokens or 0)
-                    completion_tokens = int(chunk.usage.completion_tokens or 0)
-                if not chunk.choices:
-                    continue
-                delta = chunk.choices[0].delta
-                if delta is None:
-                    continue
-                if delta.content:
-                    parts.append(delta.content)
-                    await on_delta(delta.content)
-                for call in delta.tool_calls or []:
-                    slot = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
-                    slot["id"] = call.id or slot["id"]
-                    if call.function is not None:
-                        slot["name"] = call.function.name or slot["name"]
-                        slot["arguments"] += call.function.arguments or ""
+            ) as response:
+                async for line in response.iter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        continue  # read to the end of the body: the connection is then reused
+                    chunk = json.loads(data)
+                    if not isinstance(chunk, dict):
+                        raise LLMBadResponse("model endpoint streamed a malformed chunk")
+                    if chunk.get("error"):
+                        raise LLMUnavailable(f"model endpoint failed mid-answer: {str(chunk['error'])[:200]}")
+                    model = chunk.get("model") or model
+                    usage_part = chunk.get("usage")
+                    if isinstance(usage_part, dict):
+                        prompt_tokens = int(usage_part.get("prompt_tokens") or 0)
+                        completion_tokens = int(usage_part.get("completion_tokens") or 0)
+                    choices = chunk.get("choices") or []
+                    delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
+                    if not isinstance(delta, dict):
+                        continue
+                    text = delta.get("content")
+                    if isinstance(text, str) and text:
+                        parts.append(text)
+                        await on_delta(text)
+                    for call in delta.get("tool_calls") or []:
+                        slot = calls.setdefault(int(call.get("index") or 0), {"id": "", "name": "", "arguments": ""})
+                        slot["id"] = call.get("id") or slot["id"]
+                        function = call.get("function") or {}
+                        slot["name"] = function.get("name") or slot["name"]
+                        slot["arguments"] += function.get("arguments") or ""
         content = "".join(parts)
         tool_calls = [
             ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])

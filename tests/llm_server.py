@@ -18,6 +18,7 @@ steps may also say:
 
     {"stream_seconds": 1.5, ...}       spread the chunks over this long (after any "delay")
     {"drop_after": 3, ...}             cut the connection after this many chunks
+    {"error_after": 3, ...}            send an error event (`data: {"error": ...}`) after this many
 
 and `ScriptedLLM.stream_seconds` (a (low, high) range) sets a default for every streamed reply.
 The server has the quirks of the real ones the product meets: like llama-cpp-python's, it
@@ -249,6 +250,10 @@ class ScriptedLLM:
                     seconds = random.uniform(*llm.stream_seconds)
                 pause = float(seconds) / max(1, len(pieces) - 1)
                 drop_after = step.get("drop_after")
+                error_after = step.get("error_after")
+                if error_after is not None:
+                    error = {"error": {"message": "the model crashed", "type": "server_error"}}
+                    pieces = [*pieces[: int(error_after)], b"data: " + json.dumps(error).encode() + b"\n\n"]
                 for n, piece in enumerate(pieces):
                     if drop_after is not None and n >= int(drop_after):
                         self.close_connection = True

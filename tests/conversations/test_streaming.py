@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.test import AsyncClient
 from rest_framework.authtoken.models import Token
@@ -123,9 +124,11 @@ def test_streamed_tool_calls_with_repeated_ids_save_a_note(school, clients, llm)
     assert second[-1]["role"] == "tool" and second[-1]["content"].startswith("Saved memory")
 
 
-def test_model_failure_mid_stream_is_an_error_event_and_the_retry_completes(school, clients, llm):
-    """A stream cut halfway ends with an `error` event (retry_safe); the retry completes the turn."""
-    llm.script("chat", {"content": "This answer will be cut off halfway through.", "drop_after": 3})
+@pytest.mark.parametrize("failure", [{"drop_after": 3}, {"error_after": 3}])
+def test_model_failure_mid_stream_is_an_error_event_and_the_retry_completes(school, clients, llm, failure):
+    """A stream cut halfway, or ended by the server's error event, ends with an `error` event
+    (retry_safe); the retry completes the turn."""
+    llm.script("chat", {"content": "This answer will be cut off halfway through.", **failure})
     cid = start(clients["alice"])
     client = async_client(school["alice"])
 
