@@ -160,3 +160,23 @@ def test_a_teacher_correction_settles_a_fallback(ended, llm, school, clients):
     )
     assert resp.status_code == 200, resp.content
     assert resp.json()["needs_review"] is False and resp.json()["confidence"] == 1.0
+
+
+def test_a_database_error_during_a_summary_is_retried_not_a_failure(ended, llm, settings):
+    """The database restarting mid-summary is transient: the task retries (run eagerly here, its
+    retries follow at once, up to SUMMARY_MAX_RETRIES), the summary stays pending for the sweep
+    and nothing is marked failed."""
+    from unittest import mock
+
+    from django.db import OperationalError
+
+    from memory import summaries
+    from memory.tasks import conversation_summarize
+
+    with mock.patch.object(summaries, "memory_summary_store", side_effect=OperationalError("terminating connection")):
+        result = conversation_summarize.apply(args=(ended,))
+    assert result.get() == "pending"
+    conversation = Conversation.objects.get(pk=ended)
+    assert conversation.summary_status == "pending" and "terminating connection" in conversation.summary_error
+    assert conversation.summary_attempts == settings.SUMMARY_MAX_RETRIES + 1
+    assert not AIMemory.objects.exists()
