@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -111,6 +112,8 @@ class Claimed:
     student_message: Message
     token: str
     messages: list[dict[str, Any]]
+    # As claimed (with its student), for building the first prompt without reading it again.
+    conversation: Conversation | None = None
 
 
 def require_student_owner(*, user: Any, conversation: Conversation) -> None:
@@ -184,18 +187,23 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
                 raise Conflict("This conversation has ended; start a new one.")
             if conversation.turn_in_progress(now):
                 return Busy(None)
+        token = uuid.uuid4().hex
+
+        def lease(answered: Message) -> dict[str, Any]:
+            return {"turn_token": token, "turn_expires_at": now + _lease(), "turn_message": answered}
+
+        if message is None:
             message = message_append(
                 conversation=conversation,
                 role=Message.Role.STUDENT,
                 content=content,
                 tokens=tokens,
                 client_message_id=client_message_id,
+                conversation_fields=lease,
             )
-        token = uuid.uuid4().hex
-        Conversation.objects.filter(pk=conversation.pk).update(
-            turn_token=token, turn_expires_at=now + _lease(), turn_message=message
-        )
-    return Claimed(conversation.pk, conversation.student_id, message, token, [])
+        else:
+            Conversation.objects.filter(pk=conversation.pk).update(**lease(message))
+    return Claimed(conversation.pk, conversation.student_id, message, token, [], conversation)
 
 
 @dataclass(frozen=True)
@@ -243,10 +251,17 @@ def _lease() -> timedelta:
 
 
 def message_append(
-    *, conversation: Conversation, role: str, content: str, tokens: int | None = None, **fields: Any
+    *,
+    conversation: Conversation,
+    role: str,
+    content: str,
+    tokens: int | None = None,
+    conversation_fields: Callable[[Message], dict[str, Any]] | None = None,
+    **fields: Any,
 ) -> Message:
     """Append a message to a conversation locked by the caller, keeping the running totals.
-    `tokens`: the content's count if the caller has it already."""
+    `tokens`: the content's count if the caller has it already; `conversation_fields`: other
+    columns of the conversation to set in the same UPDATE, given the new message."""
     tokens = count_tokens(content) if tokens is None else tokens
     seq = conversation.message_count + 1
     message = Message.objects.create(
@@ -259,6 +274,7 @@ def message_append(
         message_count=seq,
         history_tokens=F("history_tokens") + tokens,
         last_activity_at=conversation.last_activity_at,
+        **(conversation_fields(message) if conversation_fields else {}),
     )
     return message
 
@@ -266,7 +282,7 @@ def message_append(
 def _with_prompt(claim: Claimed) -> Claimed:
     """The prompt: the latest and the recalled memories, then the (compressed) history, all
     within what the chat model's window leaves once its reply is reserved."""
-    conversation = Conversation.objects.select_related("student").get(pk=claim.conversation_id)
+    conversation = claim.conversation or Conversation.objects.select_related("student").get(pk=claim.conversation_id)
     student_message = claim.student_message
     limits = turn_limits()
     # The latest memories whole plus those recalled for this message within MEMORY_TOKEN_BUDGET;
@@ -366,6 +382,7 @@ def turn_finish(
         conversation = Conversation.objects.select_for_update().get(pk=claim.conversation_id)
         LLMUsage.objects.bulk_create(usage)
         reply = Message.objects.filter(reply_to=claim.student_message).first()
+        ours = conversation.turn_token == claim.token
         if reply is None:
             reply = message_append(
                 conversation=conversation,
@@ -375,10 +392,11 @@ def turn_finish(
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 model=model,
+                conversation_fields=lambda _: RELEASED if ours else {},
             )
         else:
             logger.warning("conversation %s: message %s was answered by another turn", conversation.pk, reply.pk)
-        _release(conversation_id=conversation.pk, token=claim.token)
+            _release(conversation_id=conversation.pk, token=claim.token)
     return reply
 
 
@@ -389,10 +407,11 @@ def turn_abandon(*, claim: Claimed, usage: list[LLMUsage]) -> None:
         _release(conversation_id=claim.conversation_id, token=claim.token)
 
 
+RELEASED: dict[str, Any] = {"turn_token": "", "turn_expires_at": None, "turn_message": None}
+
+
 def _release(*, conversation_id: int, token: str) -> None:
-    Conversation.objects.filter(pk=conversation_id, turn_token=token).update(
-        turn_token="", turn_expires_at=None, turn_message=None
-    )
+    Conversation.objects.filter(pk=conversation_id, turn_token=token).update(**RELEASED)
 
 
 def _release_quietly(*, conversation_id: int, token: str) -> None:
