@@ -41,5 +41,11 @@ test: lint
 bench: install-dev
 	$(PY) bench/chat_turn.py
 
+# The chat turn under load: 200 students against the production server, beside the previous
+# synchronous code (bench/README.md). Needs PostgreSQL and Redis on their default ports.
+bench-load: install-dev
+	$(PY) -m pip install --quiet -r requirements-bench.txt
+	$(PY) bench/load.py
+
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache

@@ -1,61 +1,10 @@
-"""Load benchmark of the chat turn: many students at once against a real server, new vs old.
+"""Load benchmark of the chat turn: many students at once against the production server, beside
+the previous synchronous code (commit 8eb95c4 on gunicorn), in the same run.
 
-Two servers are measured one after the other, in the same run, against the same scripted model:
-
-- new: this working tree, ASGI, served by uvicorn (scripts/serve.sh, WEB_CONCURRENCY workers,
-  default 2). The reply streams as Server-Sent Events (`Accept: text/event-stream`).
-- old: commit 8eb95c4 (before the ASGI rewrite), checked out in a temporary git worktree, served
-  by gunicorn, 4 workers x 16 threads (gthread), DB_CONN_MAX_AGE left at its default (60 s).
-  Its API answers a turn in one JSON response once the reply is stored (no stream).
-
-Each server gets its own throwaway PostgreSQL database, migrated with its own code and seeded
-with `--students` students (plus a few warm-up students) and their API tokens, and Redis db
-`--redis-db` (broker and cache; no Celery worker runs, the summary tasks that ending a
-conversation enqueues just wait there). The database is dropped and the Redis db flushed at the
-end. Send throttling is off (THROTTLE_SEND_RATE=""), DEBUG is off, embeddings are off
-(EMBEDDINGS_BACKEND=none), uvicorn's access log is off (gunicorn has none by default).
-
-The model is tests/llm_server.ScriptedLLM, in its own process (this file with --serve-model):
-every chat request takes a uniform 1-2 s (`--model-seconds`), spread over the streamed chunks
-(stream: true) or waited before the one-piece answer (old code, no stream). The runner records,
-for each request, the student message's unique token (found in the last user message of the
-request) with the time from receiving the request to writing its last byte ("model time"), and
-the time its first content chunk was written.
-
-The load, from this process (asyncio, httpx2, uvloop if installed, one connection per student):
-every student creates a conversation; when all have (a barrier), the send phase starts: each
-student sends `--messages` messages one after the other (waiting for each reply), then ends the
-conversation. Before it, warm-up students (8 per server worker, in two waves, not counted) do one
-turn each, so that imports and first connections are not measured. A global deadline (`--timeout`)
-bounds the send phase; a turn still running then counts as an error ("deadline").
-
-Measured per turn (from this process sending the request):
-- first delta: until the first `delta` event (new server only). It includes the model's own
-  first pause (the scripted model writes a chunk every seconds/(chunks-1)): "first delta
-  overhead" subtracts the time the runner took to write its first content chunk.
-- done: until the `done` event (new) or the whole 201 response (old).
-- model: the runner's own time for that request (receipt to last byte written).
-- overhead: done minus model, i.e. what the server (and the loopback transport, and this load
-  generator's own scheduling) adds to the model: authentication, database steps, prompt,
-  the SDK call, relaying the stream, storing the reply.
-Turns/s is completed turns over the wall time of the send phase (barrier to the last turn's
-end). PostgreSQL connections to the server's database are sampled every 100 ms from
-pg_stat_activity, the RSS of each server process from /proc/<pid>/status, and CPU from
-/proc/<pid>/stat over the send phase: the server's processes, the model runner, this load
-generator, PostgreSQL (all its processes) and Redis, as CPU ms per completed turn. Everything
-runs on the same machine: the load generator and the model runner take CPU from the server.
-
-After each server has stopped (gracefully, letting its turns finish), the database is checked:
-every message sent must have a stored student message and a stored tutor reply, else it is lost.
-
-Usage (from the repository root; PostgreSQL on 127.0.0.1:5432 as user postgres, Redis on :6379):
+What it does, what it measures and how to read it: bench/README.md (`load.py`). Usage:
 
     .venv/bin/python bench/load.py [--students 200] [--messages 3] [--workers 2] [--timeout 300]
                                    [--quick] [--skip-baseline] [--py-spy SECONDS] [--output PATH]
-
-The old server needs gunicorn in the virtualenv (a bench-only dependency, not in requirements):
-`.venv/bin/pip install gunicorn`; `--py-spy` needs py-spy (`.venv/bin/pip install py-spy`).
-Prints a Markdown table and writes JSON to bench/results/load.json (git-ignored).
 """
 
 from __future__ import annotations
@@ -286,27 +235,35 @@ def process_label(pid: int, master: int) -> str:
     if pid == master:
         return f"master {pid}"
     if "resource_tracker" in cmdline:
-        return f"resource tracker {pid}"
+        return f"tracker {pid}"
     return f"worker {pid}"
 
 
-def machine_busy_ticks() -> tuple[int, int]:
-    """(busy, total) clock ticks of the whole machine, from /proc/stat."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = values[3] + (values[4] if len(values) > 4 else 0)
-    return sum(values) - idle, sum(values)
+def machine_busy_ticks() -> tuple[int, int, int]:
+    """(busy, total, interrupts) clock ticks of the whole machine, from /proc/stat. Interrupts
+    (irq + softirq) are mostly the loopback network stack, counted in no process."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:8]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values), values[5] + values[6]
 
 
 @dataclass
 class CpuSnapshot:
     ticks: dict[str, int]
-    machine: tuple[int, int]
+    machine: tuple[int, int, int]
     at: float
+    server_system: int
+
+
+def system_ticks(pids: list[int]) -> int:
+    """stime (CPU in the kernel on the process's behalf) of these processes."""
+    return sum(int(fields[12]) for fields in map(proc_stat, pids) if fields is not None)
 
 
 def cpu_snapshot(server_root: int, model_pid: int) -> CpuSnapshot:
+    server = process_tree(server_root)
     ticks = {
-        "server": sum(cpu_ticks(pid, reaped_children=pid == server_root) for pid in process_tree(server_root)),
+        "server": sum(cpu_ticks(pid, reaped_children=pid == server_root) for pid in server),
         "model runner": cpu_ticks(model_pid),
         "load generator": cpu_ticks(os.getpid()),
     }
@@ -316,7 +273,7 @@ def cpu_snapshot(server_root: int, model_pid: int) -> CpuSnapshot:
     redis = find_process("redis-server")
     if redis is not None:
         ticks["redis"] = cpu_ticks(redis)
-    return CpuSnapshot(ticks, machine_busy_ticks(), time.perf_counter())
+    return CpuSnapshot(ticks, machine_busy_ticks(), time.perf_counter(), system_ticks(server))
 
 
 def stop_process(proc: subprocess.Popen[Any], grace: float = 45.0) -> None:
@@ -395,6 +352,32 @@ def run_checked(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:3])} failed in {cwd}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return done.stdout
+
+
+def turns_in_progress(dbname: str) -> int:
+    """Conversations whose turn lease is held (the new schema; 0 for the old one, which has none)."""
+    import psycopg
+
+    with psycopg.connect(database_url(dbname).replace("postgres://", "postgresql://")) as conn:
+        has_lease = conn.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_name = 'conversations_conversation' "
+            "AND column_name = 'turn_token'"
+        ).fetchone()
+        if not has_lease:
+            return 0
+        row = conn.execute(
+            "SELECT count(*) FROM conversations_conversation WHERE turn_token <> '' AND turn_expires_at > now()"
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+
+def settle(dbname: str, seconds: float = 60.0) -> int:
+    """Wait for turns still running server-side (their clients gone at the deadline) to end, so that
+    stopping the server does not cut them; the number still running after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while (running := turns_in_progress(dbname)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return running
 
 
 def lost_messages(dbname: str, tokens: list[str]) -> dict[str, int]:
@@ -610,6 +593,7 @@ class Phase:
     send_seconds: float
     cpu: dict[str, float]
     machine_busy: float
+    server_system_share: float
     peak_connections: int
     peak_rss_kb: dict[str, int]
     peak_total_rss_kb: int
@@ -678,14 +662,17 @@ async def drive(
     cpu_ms = {k: (after.ticks[k] - before.ticks.get(k, 0)) * 1000 / CLK_TCK for k in after.ticks}
     busy = after.machine[0] - before.machine[0]
     total = after.machine[1] - before.machine[1]
-    # What the machine was busy with besides the processes measured (kernel threads, other users).
+    cpu_ms["interrupts (network)"] = (after.machine[2] - before.machine[2]) * 1000 / CLK_TCK
+    # What the machine was busy with besides all that: other users' work, kernel threads.
     cpu_ms["everything else"] = max(0.0, busy * 1000 / CLK_TCK - sum(cpu_ms.values()))
+    server_system_ms = (after.server_system - before.server_system) * 1000 / CLK_TCK
     return {
         "turns": load.turns,
         "other_errors": dict(load.other_errors),
         "send_seconds": send_seconds,
         "cpu": cpu_ms,
         "machine_busy": busy / total if total else 0.0,
+        "server_system_share": server_system_ms / cpu_ms["server"] if cpu_ms.get("server") else 0.0,
         "peak_connections": sampler.peak_connections,
         "peak_rss_kb": sampler.peak_rss_kb,
         "peak_total_rss_kb": sampler.peak_total_rss_kb,
@@ -700,12 +687,16 @@ def start_py_spy(pid: int, seconds: float, out: Path) -> subprocess.Popen[Any] |
     if not exe.exists():
         print("  py-spy is not installed in the virtualenv: no profile", flush=True)
         return None
-    cmd = [str(exe), "record", "-p", str(pid), "-d", str(int(seconds)), "-r", "100"]
-    cmd += ["--nonblocking", "-f", "raw", "-o", str(out)]
+    # --gil: only the thread holding the GIL is sampled, so the samples are where the worker's
+    # Python CPU goes (waits on sockets and locks drop out), and their count over the duration
+    # is how busy its GIL was.
+    cmd = [str(exe), "record", "-p", str(pid), "-d", str(int(seconds)), "-r", str(PY_SPY_RATE)]
+    cmd += ["--nonblocking", "--gil", "--threads", "-f", "raw", "-o", str(out)]
     print(f"  py-spy on pid {pid} for {seconds:.0f} s -> {out}", flush=True)
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+PY_SPY_RATE = 100
 PACKAGE_GROUPS = [
     ("django/db", "django ORM / db"),
     ("psycopg", "psycopg"),
@@ -719,18 +710,25 @@ PACKAGE_GROUPS = [
     ("anyio", "anyio"),
     ("asgiref", "asgiref"),
     ("uvicorn", "uvicorn"),
-    ("asyncio", "asyncio"),
+    ("redis", "redis (cache, throttles)"),
+    ("kombu", "kombu / celery"),
+    ("celery", "kombu / celery"),
+    ("asyncio", "asyncio (uvloop's C work shows as Runner.run)"),
     ("concurrent/futures", "thread pool"),
     ("threading", "threading"),
     ("tiktoken", "tiktoken"),
     ("json", "json"),
     ("logging", "logging"),
-    ("/conversations/", "app: conversations"),
-    ("/memory/", "app: memory"),
-    ("/llm/", "app: llm"),
-    ("/tutor/", "app: tutor"),
-    ("/accounts/", "app: accounts"),
+    ("(conversations/", "app: conversations"),
+    ("(memory/", "app: memory"),
+    ("(llm/", "app: llm"),
+    ("(tutor/", "app: tutor"),
+    ("(accounts/", "app: accounts"),
 ]
+
+
+# A py-spy frame of the app's code, "function (package/module.py:line)".
+APP_FRAME = re.compile(r"^(.*) \(((?:accounts|conversations|llm|memory|tutor)/[^:]*):\d+\)$")
 
 
 def frame_group(frame: str) -> str:
@@ -740,33 +738,46 @@ def frame_group(frame: str) -> str:
     return "other"
 
 
-def py_spy_summary(path: Path, top: int = 25) -> str:
-    """Self time by function and by package, and inclusive time of a few key frames."""
+def py_spy_summary(path: Path, seconds: float, top: int = 25) -> str:
+    """GIL use, by thread, by package (self), and the heaviest functions (self and inclusive)."""
     if not path.exists():
         return "(no profile written)"
     own: Counter[str] = Counter()
     groups: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
+    threads: Counter[str] = Counter()
     total = 0
     for line in path.read_text(errors="replace").splitlines():
         stack, _, count_text = line.rpartition(" ")
         if not stack or not count_text.isdigit():
             continue
         count = int(count_text)
-        frames = stack.split(";")
+        thread, *frames = stack.split(";")
+        if not frames:
+            continue
         total += count
+        threads["event loop (MainThread)" if "MainThread" in thread else "sync_to_async threads"] += count
         own[frames[-1]] += count
         groups[frame_group(frames[-1])] += count
-        for group in {frame_group(f) for f in frames}:
-            inclusive[group] += count
+        # Inclusive time of the app's own functions, whatever the line.
+        for function in {APP_FRAME.sub(r"\1 \2", f) for f in frames if APP_FRAME.search(f)}:
+            inclusive[function] += count
     if not total:
         return "(empty profile)"
-    out = [f"{total} samples (100 Hz, all threads, active only)", "", "self time by package:"]
+    busy = 100 * total / (seconds * PY_SPY_RATE)
+    out = [
+        f"{total} samples of the thread holding the GIL ({PY_SPY_RATE} Hz for {seconds:.0f} s): "
+        f"the GIL was held {busy:.0f}% of the time",
+        "",
+        "by thread:",
+    ]
+    out += [f"  {100 * n / total:5.1f}%  {name}" for name, n in threads.most_common()]
+    out += ["", "self time by package:"]
     out += [f"  {100 * n / total:5.1f}%  {g}" for g, n in groups.most_common()]
-    out += ["", "samples with the package anywhere on the stack:"]
-    out += [f"  {100 * n / total:5.1f}%  {g}" for g, n in inclusive.most_common(15)]
     out += ["", f"top {top} functions by self time:"]
     out += [f"  {100 * n / total:5.1f}%  {f[:150]}" for f, n in own.most_common(top)]
+    out += ["", f"top {top} functions of the app by inclusive time:"]
+    out += [f"  {100 * n / total:5.1f}%  {f[:150]}" for f, n in inclusive.most_common(top)]
     return "\n".join(out)
 
 
@@ -857,15 +868,21 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
                 py_spy_out=profile_out,
             )
         )
-        stop_process(proc)  # gracefully: the turns still running finish and are stored
+        settling = time.monotonic()
+        unsettled = settle(dbname)
+        if time.monotonic() - settling > 1:
+            print(f"  waited {time.monotonic() - settling:.1f} s for the turns still running server-side", flush=True)
+        if unsettled:
+            print(f"  {unsettled} turns still running server-side after 60 s; stopping the server anyway", flush=True)
+        stop_process(proc)  # gracefully (SIGTERM): its open requests finish
         proc = None
         lost = lost_messages(dbname, [t.token for t in measured["turns"]])
         tracebacks, errors, first = log_problems(log)
-        profile = py_spy_summary(profile_out) if args.py_spy and spec.name == "new" else ""
+        profile = py_spy_summary(profile_out, args.py_spy) if args.py_spy and spec.name == "new" else ""
         return Phase(
             name=spec.name,
             server=spec.description,
-            lost=lost,
+            lost={**lost, "turns_running_at_stop": unsettled},
             log=str(log),
             log_tracebacks=tracebacks,
             log_errors=errors,
@@ -971,6 +988,7 @@ def summary(phase: Phase) -> dict[str, Any]:
             k: round(v / 1000 / phase.send_seconds, 2) if phase.send_seconds else None for k, v in phase.cpu.items()
         },
         "machine_busy_percent": round(100 * phase.machine_busy, 1),
+        "server_cpu_in_kernel_percent": round(100 * phase.server_system_share, 1),
         "log": phase.log,
         "log_tracebacks": phase.log_tracebacks,
         "log_error_lines": phase.log_errors,
@@ -1049,7 +1067,15 @@ def table(results: dict[str, dict[str, Any]]) -> str:
             [", ".join(f"{k.split()[0]} {v:.0f}" for k, v in r["peak_rss_mb"].items()) for r in results.values()],
         )
     )
-    for key in ["server", "model runner", "load generator", "postgresql", "redis", "everything else"]:
+    for key in [
+        "server",
+        "model runner",
+        "load generator",
+        "postgresql",
+        "redis",
+        "interrupts (network)",
+        "everything else",
+    ]:
         rows.append(
             (
                 f"CPU ms per turn: {key} (cores)",
@@ -1061,6 +1087,12 @@ def table(results: dict[str, dict[str, Any]]) -> str:
                 ],
             )
         )
+    rows.append(
+        (
+            "server CPU spent in the kernel (sys)",
+            [f"{r['server_cpu_in_kernel_percent']:.0f}%" for r in results.values()],
+        )
+    )
     rows.append(("machine CPU busy during send phase", [f"{r['machine_busy_percent']:.0f}%" for r in results.values()]))
     rows.append(
         (
@@ -1082,7 +1114,9 @@ uniform 1-2 s by design). "overhead" = done - model time: what the server adds (
 steps, prompt, SDK call, relaying the stream, storing the reply), plus loopback transport and
 this load generator's own scheduling delays. turns/s = completed turns / (barrier -> last turn
 ended). CPU is /proc utime+stime over the send phase, per completed turn, with the average
-cores used in brackets; everything shares the same machine."""
+cores used in brackets; everything shares the same machine. "interrupts" is the machine's irq +
+softirq time (mostly the loopback network stack, in no process); "everything else" is the rest
+of the machine's busy time: other users' processes and kernel threads."""
 
 
 # --- Main ------------------------------------------------------------------------------------
@@ -1124,6 +1158,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.quick:
         args.students = min(args.students, 50)
     return args
+
+
+def code_version() -> str:
+    """The commit of the working tree measured as "new", and whether app files had changes."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True)
+    changed = [line[3:] for line in status.stdout.splitlines() if not line[3:].startswith("bench/")]
+    return head.stdout.strip() + (f" + {len(changed)} uncommitted files outside bench/" if changed else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1176,6 +1218,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {p.name: summary(p) for p in phases}
     checks = targets(results["new"])
     machine = {
+        "code": code_version(),
         "cpu": cpu_model(),
         "cores": cores(),
         "python": platform.python_version(),
@@ -1183,6 +1226,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"\n## Chat turn under load: {args.students} students x {args.messages} messages, all at once\n")
     print(f"{started:%Y-%m-%d %H:%M} UTC; {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}")
+    print(f"new = working tree at {machine['code']}; old = {BASELINE_COMMIT}")
     print(f"model: every answer takes a uniform {args.model_seconds[0]:g}-{args.model_seconds[1]:g} s\n")
     print(table(results))
     print()
@@ -1190,6 +1234,13 @@ def main(argv: list[str] | None = None) -> int:
     print("\nTargets (new server):")
     for label, passed, value in checks:
         print(f"  {'PASS' if passed else 'FAIL'}  {label}: {value}")
+    for name, result in results.items():
+        other = result["cpu_cores_used"].get("everything else") or 0.0
+        if other > 0.2:
+            print(
+                f"\nWARNING ({name}): other processes on the machine used {other:.2f} cores during the send phase; "
+                "the figures above are not those of an idle machine."
+            )
     for phase in phases:
         if phase.first_traceback:
             print(f"\nFirst traceback in the {phase.name} server's log ({phase.log}):\n{phase.first_traceback}")
