@@ -61,16 +61,20 @@ class TurnFeed:
         self.closed = True
         self._changed.set()
 
-    async def follow(self) -> AsyncIterator[Event]:
+    async def follow(self) -> AsyncIterator[list[Event]]:
+        """The events in order, in batches: each batch is all that was published since the last
+        one (a busy server sends the deltas that piled up as one write)."""
         seen = 0
         while True:
             changed = self._changed
-            while seen < len(self.events):
-                yield self.events[seen]
-                seen += 1
-            if self.closed:
+            if seen < len(self.events):
+                batch = self.events[seen:]
+                seen += len(batch)
+                yield batch
+            if self.closed and seen == len(self.events):
                 return
-            await changed.wait()
+            if seen == len(self.events):
+                await changed.wait()
 
     async def wait(self) -> None:
         while not self.closed:
@@ -319,5 +323,5 @@ def sse_encode(event: str, data: dict[str, Any]) -> bytes:
 
 async def sse(feed: TurnFeed) -> AsyncIterator[bytes]:
     """The feed as Server-Sent Events. Cancelled when the client goes away: the turn goes on."""
-    async for event, data in feed.follow():
-        yield sse_encode(event, data)
+    async for batch in feed.follow():
+        yield b"".join(sse_encode(event, data) for event, data in batch)

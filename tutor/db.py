@@ -3,14 +3,23 @@
 A chat turn awaits the model for seconds. It must not hold a database connection meanwhile:
 each database step runs in a worker thread (`db_step`) and gives its connection back to the
 pool when it ends (with the PostgreSQL pool, `close()` returns it; on SQLite it closes a file).
+
+The steps run on a pool of DB_STEP_THREADS threads per process, as many as it has database
+connections: hundreds of turns at once queue for a thread instead of each starting one of its
+own (asgiref's default for a request). With DB_STEP_THREADS=0 they run on the request's own
+thread, as Django runs sync code; the in-process tests do so, to share the test's transaction.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import connection
 
 P = ParamSpec("P")
@@ -23,6 +32,18 @@ def connection_release() -> None:
         connection.close()
 
 
+_executor: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor | None:
+    global _executor
+    if settings.DB_STEP_THREADS <= 0:
+        return None
+    if _executor is None:
+        _executor = ThreadPoolExecutor(max_workers=settings.DB_STEP_THREADS, thread_name_prefix="db-step")
+    return _executor
+
+
 async def db_step(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
     """Run `fn` in a thread where the ORM may be used; the connection is released afterwards."""
 
@@ -32,4 +53,9 @@ async def db_step(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R
         finally:
             connection_release()
 
-    return await sync_to_async(run)()
+    pool = _pool()
+    if pool is None:
+        return await sync_to_async(run)()
+    # contextvars go along (the ORM keeps none of its state there; loggers may).
+    context = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(pool, context.run, run)

@@ -37,6 +37,7 @@ def server(worker_env: dict[str, str], llm: ScriptedLLM, tmp_path: Path) -> Iter
         "RUN_ADDR": f"127.0.0.1:{port}",
         "WEB_CONCURRENCY": "2",
         "EMBEDDINGS_BACKEND": "none",
+        "DB_STEP_THREADS": "4",  # the turn's database steps on their thread pool, as in production
         "VENV": str(Path(worker_env.get("VIRTUAL_ENV", ROOT / ".venv"))),
     }
     with log.open("wb") as out:

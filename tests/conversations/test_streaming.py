@@ -173,7 +173,7 @@ def test_client_gone_mid_stream_loses_nothing_and_retries_never_call_the_model_a
         return parse_sse(b"".join(first)), stored_before, during.json(), after.json()
 
     first, stored_before, during, after = async_to_sync(go)()
-    assert [k for k, _ in first] == ["message", "delta"]
+    assert first[0][0] == "message" and "delta" in [k for k, _ in first]
     assert stored_before == 0  # the client left before the reply existed
     assert during["reply"]["content"] == "A long reply that takes a while to write out in full."
     assert during["replayed"] is False  # joined the turn in progress

@@ -142,6 +142,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 
+# Threads per process that run the chat turn's database steps (tutor.db): as many as the
+# process may hold connections. 0: each request's own thread.
+DB_STEP_THREADS = env_int("DB_STEP_THREADS", env_int("DB_POOL_MAX_SIZE", 6))
+
 # --- Cache (throttles) --------------------------------------------------------------------------
 # Shared by every process: Redis when REDIS_URL is set, else files under var/ (the embedded default).
 CACHE_URL = env_str("CACHE_URL", env_str("REDIS_URL"))

@@ -11,6 +11,10 @@ import tempfile
 os.environ.setdefault("TUTOR_VAR_DIR", tempfile.mkdtemp(prefix="tutor-test-"))
 
 from .base import *  # noqa: F403
+from .base import env_int
 
 THROTTLE_SEND_RATE = ""
 LOGIN_FAILURE_LIMIT = 0
+# In-process tests share their transaction with the turn's steps, on the test's own thread; the
+# server started in a subprocess by the tests sets it as production does.
+DB_STEP_THREADS = env_int("DB_STEP_THREADS", 0)
