@@ -193,6 +193,9 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
     except gateway.LLMError as exc:
         await _abandon(claim, usage)
         feed.fail(_turn_error(exc, claim))
+    except ApplicationError as exc:  # the message cannot fit the window learned meanwhile
+        await _abandon(claim, usage)
+        feed.fail(exc)
     except turns.DATABASE_ERRORS as exc:
         logger.error("conversation %s: database unavailable during the turn: %s", claim.conversation_id, exc)
         feed.fail(

@@ -325,9 +325,17 @@ def _system_prompt_tokens() -> int:
 def turn_reprompt(*, claim: Claimed, sent_tokens: int, window: int | None) -> Claimed:
     """The prompt again, after the server refused it as longer than its window: with the window
     it named (learned by the gateway), or, if it named none, one a fifth smaller than what was
-    sent, so that the history is compressed harder."""
+    sent, so that the history is compressed harder. Raises MessageTooLong if the student's
+    message alone cannot fit that window."""
     if window is None:
         gateway.learn_window(gateway.chat_profile(), min(turn_limits().window, sent_tokens) * 4 // 5)
+    # The window is known now: a message that cannot fit it on its own is refused (it stays
+    # stored, as every message the student sent; a retry is refused the same way, up front).
+    try:
+        _check_fits(claim.student_message.content)
+    except MessageTooLong as exc:
+        exc.details["student_message_id"] = claim.student_message.pk
+        raise
     return _with_prompt(claim)
 
 

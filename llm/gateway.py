@@ -232,13 +232,18 @@ def _errors_mapped(profile: Profile) -> Iterator[None]:
         raise LLMUnavailable(f"model endpoint unreachable: {type(exc).__name__}") from exc
     except openai.APIStatusError as exc:
         # Whatever the status: llama-cpp-python has answered an overlong prompt with a 500.
-        exceeded, window = windows.context_exceeded(f"{exc.message} {json.dumps(exc.body, default=str)}")
+        text = f"{exc.message} {json.dumps(exc.body, default=str)}"
+        exceeded, window = windows.context_exceeded(text)
         if exceeded:
             if window:
                 learn_window(profile, window)
             raise LLMContextExceeded(
                 f"the prompt is longer than the model's context window ({exc.status_code})", window
             ) from exc
+        if "response_format" in text and exc.status_code in (400, 422, 500):
+            # A server that does not know the format asked for: llama-cpp-python's validation
+            # of `response_format` answers 500, OpenAI-style servers 400.
+            raise LLMRefused(f"model endpoint refused the response_format ({exc.status_code})") from exc
         if isinstance(exc, openai.RateLimitError):
             raise LLMUnavailable("model endpoint rate-limited the request (429)") from exc
         if exc.status_code >= 500 or exc.status_code in (408, 409):
@@ -289,6 +294,36 @@ def _parse(response: Any, model: str) -> LLMResult:
     )
 
 
+async def _complete_async(
+    *,
+    client: openai.AsyncOpenAI,
+    body: dict[str, Any],
+    profile: Profile,
+    usage_sink: list[LLMUsage],
+    on_delta: Callable[[str], Awaitable[None]],
+    usage: LLMUsage,
+) -> LLMResult:
+    """The same request without streaming, after an empty stream: its answer in one delta."""
+    retry = LLMUsage(
+        purpose=usage.purpose, model=usage.model, student_id=usage.student_id, conversation_id=usage.conversation_id
+    )
+    usage_sink.append(retry)
+    started = time.monotonic()
+    plain = {k: v for k, v in body.items() if k != "stream_options"}
+    try:
+        with _errors_mapped(profile):
+            response = await client.chat.completions.create(model=profile.model, messages=[], extra_body=plain)
+        result = _parse(response, profile.model)
+    except LLMError as exc:
+        _usage_failed(retry, exc, started)
+        raise
+    retry.prompt_tokens, retry.completion_tokens = result.prompt_tokens, result.completion_tokens
+    retry.latency_ms = int((time.monotonic() - started) * 1000)
+    if result.content:
+        await on_delta(result.content)
+    return replace(result, latency_ms=retry.latency_ms)
+
+
 # --- Structured output (summaries) -------------------------------------------------------------
 
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
@@ -317,7 +352,8 @@ def complete_structured(
     while True:
         formats: dict[str, dict[str, Any] | None] = {
             "json_schema": {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}},
-            "json_object": {"type": "json_object"},
+            # `schema` is llama-cpp-python's: its grammar then holds the answer to the schema.
+            "json_object": {"type": "json_object", "schema": schema},
             "none": None,
         }
         response_format = formats[mode]
@@ -428,6 +464,16 @@ async def stream(
         ]
         if not content.strip() and not tool_calls:
             raise LLMBadResponse("model endpoint returned an empty answer")
+    except LLMBadResponse as exc:
+        if type(exc) is not LLMBadResponse or parts or calls:
+            _usage_failed(usage, exc, started)
+            raise
+        # Nothing streamed: llama-cpp-python, for one, fails a stream after its headers when
+        # the prompt is too long, and says why only to a request without `stream`.
+        _usage_failed(usage, exc, started)
+        return await _complete_async(
+            client=client, body=body, profile=profile, usage_sink=usage_sink, on_delta=on_delta, usage=usage
+        )
     except LLMError as exc:
         _usage_failed(usage, exc, started)
         raise

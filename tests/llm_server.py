@@ -95,6 +95,8 @@ class ScriptedLLM:
         self.models_meta: dict[str, Any] = {}
         self.ollama_show: dict[str, Any] | None = None
         self.refused_formats: set[str] = set()
+        # llama-cpp-python refuses an unknown response_format with a 500 (a pydantic error).
+        self.format_refusal_status = 400
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -123,6 +125,7 @@ class ScriptedLLM:
             self.models_meta = {}
             self.ollama_show = None
             self.refused_formats = set()
+            self.format_refusal_status = 400
 
     def script(self, kind: str, *steps: dict[str, Any]) -> None:
         with self.lock:
@@ -331,10 +334,25 @@ class ScriptedLLM:
                     return
                 response_format = (body.get("response_format") or {}).get("type")
                 if response_format in llm.refused_formats:
-                    err = {"error": {"message": f"response_format type '{response_format}' is not supported"}}
-                    self._send(400, json.dumps(err).encode())
+                    detail = (
+                        "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                        f"'msg': \"Input should be 'text' or 'json_object'\", 'input': '{response_format}'}}"
+                    )
+                    err = {"error": {"message": detail, "type": "internal_server_error"}}
+                    self._send(llm.format_refusal_status, json.dumps(err).encode())
                     return
                 refusal = llm.context_refusal(body)
+                if refusal is not None and body.get("stream") and llm.context_error == "llama-cpp-python":
+                    # It fails the stream after the headers (the error is raised in the
+                    # generator): the client sees an empty stream.
+                    with llm.lock:
+                        llm.scripts[kind].appendleft(step)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self._chunk(b"")
+                    return
                 if refusal is not None:
                     with llm.lock:  # the refused prompt does not consume the scripted answer
                         llm.scripts[kind].appendleft(step)

@@ -101,10 +101,22 @@ def test_the_summary_asks_for_a_json_schema(ended, llm):
     assert fmt["json_schema"]["schema"]["required"] == ["title", "content"]
 
 
-def test_a_refused_response_format_falls_back_and_is_remembered(ended, llm, school):
-    """An endpoint that refuses json_schema, then json_object, is asked in the prompt alone; the
-    choice is remembered, so the next summary goes straight to it."""
+def test_without_json_schema_the_json_object_mode_carries_the_schema(ended, llm):
+    """llama-cpp-python takes json_object only, with the schema beside it (its grammar follows it)."""
+    llm.refused_formats = {"json_schema"}
+    llm.format_refusal_status = 500
+    assert conversation_summary_write(conversation_id=ended) is Outcome.STORED
+    fmt = llm.calls("summary")[1]["response_format"]
+    assert fmt["type"] == "json_object" and fmt["schema"]["required"] == ["title", "content"]
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_refused_response_format_falls_back_and_is_remembered(ended, llm, school, status):
+    """An endpoint that refuses json_schema, then json_object (with a 400, or a 500 naming
+    response_format as llama-cpp-python does), is asked in the prompt alone; the choice is
+    remembered, so the next summary goes straight to it."""
     llm.refused_formats = {"json_schema", "json_object"}
+    llm.format_refusal_status = status
     assert conversation_summary_write(conversation_id=ended) is Outcome.STORED
     kinds = [(c.get("response_format") or {}).get("type") for c in llm.calls("summary")]
     assert kinds == ["json_schema", "json_object", None]
