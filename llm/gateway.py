@@ -420,6 +420,7 @@ async def stream(
     calls: dict[int, dict[str, str]] = {}
     prompt_tokens = completion_tokens = 0
     model = ""
+    data_lines = 0
     try:
         with _errors_mapped(profile):
             # The SDK's raw streaming response, each `data:` line parsed here: building an SDK
@@ -429,7 +430,11 @@ async def stream(
             ) as response:
                 async for line in response.iter_lines():
                     if not line.startswith("data:"):
+                        if line.strip() and not line.startswith((":", "event:", "id:", "retry:")):
+                            data_lines += 1  # an answer came, not an empty stream
+                            raise LLMBadResponse("model endpoint returned a malformed answer")
                         continue
+                    data_lines += 1
                     data = line[5:].strip()
                     if data == "[DONE]":
                         continue  # read to the end of the body: the connection is then reused
@@ -465,7 +470,7 @@ async def stream(
         if not content.strip() and not tool_calls:
             raise LLMBadResponse("model endpoint returned an empty answer")
     except LLMBadResponse as exc:
-        if type(exc) is not LLMBadResponse or parts or calls:
+        if data_lines or type(exc) is not LLMBadResponse:
             _usage_failed(usage, exc, started)
             raise
         # Nothing streamed: llama-cpp-python, for one, fails a stream after its headers when
