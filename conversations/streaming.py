@@ -243,6 +243,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
                 student_id=claim.student_id,
                 conversation_id=claim.conversation_id,
                 tools=[prompts.SAVE_MEMORY_TOOL],
+                max_tokens=claim.max_tokens,
             )
         except gateway.LLMContextExceeded as exc:
             if shortened:

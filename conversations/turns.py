@@ -114,6 +114,8 @@ class Claimed:
     messages: list[dict[str, Any]]
     # As claimed (with its student), for building the first prompt without reading it again.
     conversation: Conversation | None = None
+    # The longest reply asked of the model: what the window keeps free for it.
+    max_tokens: int | None = None
 
 
 def require_student_owner(*, user: Any, conversation: Conversation) -> None:
@@ -308,7 +310,14 @@ def _with_prompt(claim: Claimed) -> Claimed:
         checkpoint_covered=context.checkpoint_covered,
         omitted=context.omitted,
     )
-    return Claimed(claim.conversation_id, claim.student_id, student_message, claim.token, messages)
+    return Claimed(
+        claim.conversation_id,
+        claim.student_id,
+        student_message,
+        claim.token,
+        messages,
+        max_tokens=limits.window - limits.prompt,
+    )
 
 
 _system_tokens_cache: dict[str, int] = {}
@@ -361,7 +370,8 @@ def _tool_call_run(*, conversation_id: int, student_id: int, call: gateway.ToolC
     if call.name != "save_memory":
         return ToolOutcome(call, f"Error: unknown tool {call.name!r}. The only tool is save_memory.", None)
     try:
-        args = json.loads(call.arguments or "{}")
+        # strict=False: llama-cpp-python's grammar lets a raw newline into a JSON string.
+        args = json.loads(call.arguments or "{}", strict=False)
     except json.JSONDecodeError:
         args = None
     if not isinstance(args, dict):

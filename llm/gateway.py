@@ -182,6 +182,7 @@ def complete(
     tools: list[dict[str, Any]] | None = None,
     response_format: dict[str, Any] | None = None,
     usage_sink: list[LLMUsage] | None = None,
+    max_tokens: int | None = None,
 ) -> LLMResult:
     """One chat completion. Raises LLMNotConfigured, LLMUnavailable or LLMBadResponse.
 
@@ -201,6 +202,9 @@ def complete(
     kwargs: dict[str, Any] = {"model": profile.model, "messages": [], "extra_body": body}
     if response_format:
         body["response_format"] = response_format
+    # Bounded by what the window keeps free for the answer: a small model otherwise writes until
+    # its window is full.
+    body["max_tokens"] = max_tokens or reply_reserve(context_window(profile).tokens)
     started = time.monotonic()
     usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
     try:
@@ -399,6 +403,7 @@ async def stream(
     student_id: int | None = None,
     conversation_id: int | None = None,
     tools: list[dict[str, Any]] | None = None,
+    max_tokens: int | None = None,
 ) -> LLMResult:
     """One chat completion with `stream=True`; each text chunk is passed to `on_delta` as it comes.
 
@@ -413,6 +418,8 @@ async def stream(
     body: dict[str, Any] = {"messages": messages, "stream_options": {"include_usage": True}}
     if tools:
         body["tools"] = tools
+    if max_tokens:
+        body["max_tokens"] = max_tokens
     started = time.monotonic()
     usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
     usage_sink.append(usage)
@@ -421,6 +428,7 @@ async def stream(
     prompt_tokens = completion_tokens = 0
     model = ""
     data_lines = 0
+    finished = False
     try:
         with _errors_mapped(profile):
             # The SDK's raw streaming response, each `data:` line parsed here: building an SDK
@@ -449,6 +457,8 @@ async def stream(
                         prompt_tokens = int(usage_part.get("prompt_tokens") or 0)
                         completion_tokens = int(usage_part.get("completion_tokens") or 0)
                     choices = chunk.get("choices") or []
+                    if choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
+                        finished = True
                     delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
                     if not isinstance(delta, dict):
                         continue
@@ -469,6 +479,10 @@ async def stream(
         ]
         if not content.strip() and not tool_calls:
             raise LLMBadResponse("model endpoint returned an empty answer")
+        if not finished:
+            # Ended without a finish_reason: cut (llama-cpp-python ends a stream it interrupts
+            # for a newer request with [DONE]); never stored as if it were the whole answer.
+            raise LLMUnavailable("model endpoint cut the answer before it finished")
     except LLMBadResponse as exc:
         if data_lines or type(exc) is not LLMBadResponse:
             _usage_failed(usage, exc, started)

@@ -19,6 +19,8 @@ steps may also say:
     {"stream_seconds": 1.5, ...}       spread the chunks over this long (after any "delay")
     {"drop_after": 3, ...}             cut the connection after this many chunks
     {"error_after": 3, ...}            send an error event (`data: {"error": ...}`) after this many
+    {"cut_after": 3, ...}              end with `data: [DONE]` after this many, without a finish
+                                       (llama-cpp-python does so to a stream a newer request interrupts)
 
 and `ScriptedLLM.stream_seconds` (a (low, high) range) sets a default for every streamed reply.
 The server has the quirks of the real ones the product meets: like llama-cpp-python's, it
@@ -254,6 +256,9 @@ class ScriptedLLM:
                 pause = float(seconds) / max(1, len(pieces) - 1)
                 drop_after = step.get("drop_after")
                 error_after = step.get("error_after")
+                cut_after = step.get("cut_after")
+                if cut_after is not None:
+                    pieces = [*pieces[: int(cut_after)], b"data: [DONE]\n\n"]
                 if error_after is not None:
                     error = {"error": {"message": "the model crashed", "type": "server_error"}}
                     pieces = [*pieces[: int(error_after)], b"data: " + json.dumps(error).encode() + b"\n\n"]

@@ -124,10 +124,11 @@ def test_streamed_tool_calls_with_repeated_ids_save_a_note(school, clients, llm)
     assert second[-1]["role"] == "tool" and second[-1]["content"].startswith("Saved memory")
 
 
-@pytest.mark.parametrize("failure", [{"drop_after": 3}, {"error_after": 3}])
+@pytest.mark.parametrize("failure", [{"drop_after": 3}, {"error_after": 3}, {"cut_after": 3}])
 def test_model_failure_mid_stream_is_an_error_event_and_the_retry_completes(school, clients, llm, failure):
-    """A stream cut halfway, or ended by the server's error event, ends with an `error` event
-    (retry_safe); the retry completes the turn."""
+    """A stream cut halfway, ended by the server's error event, or ended early without a finish
+    reason, ends with an `error` event (retry_safe) and stores nothing of the partial answer; the
+    retry completes the turn."""
     llm.script("chat", {"content": "This answer will be cut off halfway through.", **failure})
     cid = start(clients["alice"])
     client = async_client(school["alice"])
