@@ -91,8 +91,8 @@ def _compress(
     """Summarise everything but the latest messages into a new checkpoint.
 
     The KEEP_RECENT_MESSAGES latest stay verbatim, or, on a small window, as many of the newest
-    as fit in `budget` (the tokens the window leaves for the summary and the history) once the
-    summary's own length is set aside. The previous
+    as fit in half of `budget` (the tokens the window leaves for the summary and the history)
+    once the summary's own length is set aside. The previous
     checkpoint's summary is folded in. Returns None (and logs) if the summary call fails: the
     caller then trims the history instead.
     """
@@ -103,7 +103,8 @@ def _compress(
         .values_list("seq", "role", "content", "token_count")
     )
     max_words = max(60, min(600, budget // 4))
-    keep = _recent_that_fit(rows, limit=settings.KEEP_RECENT_MESSAGES, budget=budget - 2 * max_words)
+    # Half of what is left, on a small window: the next turns then fit without compressing again.
+    keep = _recent_that_fit(rows, limit=settings.KEEP_RECENT_MESSAGES, budget=(budget - 2 * max_words) // 2)
     fold = rows[:-keep] if keep else rows
     if not fold:
         return None
