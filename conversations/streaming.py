@@ -252,7 +252,9 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
             # server named (or a smaller guess), compressing harder, and try once more.
             shortened = True
             sent = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in messages)
-            claim = await db_step(turns.turn_reprompt, claim=claim, sent_tokens=sent, window=exc.window)
+            claim = await db_step(
+                turns.turn_reprompt, claim=claim, sent_tokens=sent, window=exc.window, requested=exc.requested
+            )
             messages = claim.messages
             continue
         prompt_tokens += result.prompt_tokens

@@ -212,9 +212,10 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
 class Limits:
     """What the chat model's window leaves for a turn's prompt."""
 
-    window: int
+    window: int  # in the product's token counts, the unit of every budget
     prompt: int  # the window less the reply's reserve
     fixed: int  # the system prompt and the tool schema
+    stated: int  # the window as the server states it, for messages
 
     @property
     def memories(self) -> int:
@@ -229,8 +230,9 @@ class Limits:
 
 def turn_limits() -> Limits:
     profile = gateway.chat_profile()
-    window = gateway.context_window(profile).tokens
-    return Limits(window, window - gateway.reply_reserve(window), _system_prompt_tokens())
+    resolved = gateway.context_window(profile)
+    window = resolved.tokens
+    return Limits(window, window - gateway.reply_reserve(window), _system_prompt_tokens(), resolved.stated)
 
 
 def _check_fits(content: str) -> int:
@@ -242,9 +244,9 @@ def _check_fits(content: str) -> int:
         return tokens
     max_characters = max(0, int(limits.message * len(content) / tokens) // 100 * 100)
     raise MessageTooLong(
-        f"This message is too long for the tutor model ({limits.window:,}-token context): at most about "
+        f"This message is too long for the tutor model ({limits.stated:,}-token context): at most about "
         f"{max_characters:,} characters. Split it or shorten it.",
-        details={"max_characters": max_characters, "context_window": limits.window, "message_tokens": tokens},
+        details={"max_characters": max_characters, "context_window": limits.stated, "message_tokens": tokens},
     )
 
 
@@ -331,13 +333,21 @@ def _system_prompt_tokens() -> int:
     return _system_tokens_cache[key]
 
 
-def turn_reprompt(*, claim: Claimed, sent_tokens: int, window: int | None) -> Claimed:
-    """The prompt again, after the server refused it as longer than its window: with the window
-    it named (learned by the gateway), or, if it named none, one a fifth smaller than what was
-    sent, so that the history is compressed harder. Raises MessageTooLong if the student's
-    message alone cannot fit that window."""
+def turn_reprompt(*, claim: Claimed, sent_tokens: int, window: int | None, requested: int | None = None) -> Claimed:
+    """The prompt again, after the server refused it as longer than its window, compressed
+    harder. What is learned for the endpoint:
+    - the window it named, and, when our count of what was sent (`sent_tokens`) is below the
+      size the server gave (`requested`), or below the window itself, how many fewer tokens we
+      count than it does (its tokenizer differs from ours);
+    - if it named no window, one a fifth smaller than what was sent.
+    Raises MessageTooLong if the student's message alone cannot fit that window."""
+    profile = gateway.chat_profile()
     if window is None:
-        gateway.learn_window(gateway.chat_profile(), min(turn_limits().window, sent_tokens) * 4 // 5)
+        gateway.learn_window(profile, min(turn_limits().window, sent_tokens) * 4 // 5)
+    elif requested and requested > sent_tokens:
+        gateway.learn_window(profile, window, scale=sent_tokens / requested * 0.95)
+    elif sent_tokens < window:
+        gateway.learn_window(profile, window, scale=sent_tokens / window * 0.9)
     # The window is known now: a message that cannot fit it on its own is refused (it stays
     # stored, as every message the student sent; a retry is refused the same way, up front).
     try:

@@ -65,9 +65,10 @@ class LLMContextExceeded(LLMRefused):
     """The prompt was longer than the model's window. Resending it unchanged cannot help: the
     caller shortens it. `window` is the window the server named, if it did (then learned)."""
 
-    def __init__(self, message: str, window: int | None = None) -> None:
+    def __init__(self, message: str, window: int | None = None, requested: int | None = None) -> None:
         super().__init__(message)
         self.window = window
+        self.requested = requested
 
 
 @dataclass(frozen=True)
@@ -133,10 +134,10 @@ def input_budget(profile: Profile) -> int:
     return window - reply_reserve(window)
 
 
-def learn_window(profile: Profile, tokens: int) -> None:
+def learn_window(profile: Profile, tokens: int, scale: float | None = None) -> None:
     """Remember a smaller window for this endpoint (see llm.windows)."""
     if not profile.context_window:
-        windows.learn(base_url=profile.base_url, model=profile.model, tokens=tokens)
+        windows.learn(base_url=profile.base_url, model=profile.model, tokens=tokens, scale=scale)
 
 
 NOT_CONFIGURED_MESSAGE = (
@@ -237,12 +238,12 @@ def _errors_mapped(profile: Profile) -> Iterator[None]:
     except openai.APIStatusError as exc:
         # Whatever the status: llama-cpp-python has answered an overlong prompt with a 500.
         text = f"{exc.message} {json.dumps(exc.body, default=str)}"
-        exceeded, window = windows.context_exceeded(text)
+        exceeded, window, requested = windows.context_exceeded(text)
         if exceeded:
             if window:
                 learn_window(profile, window)
             raise LLMContextExceeded(
-                f"the prompt is longer than the model's context window ({exc.status_code})", window
+                f"the prompt is longer than the model's context window ({exc.status_code})", window, requested
             ) from exc
         if "response_format" in text and exc.status_code in (400, 422, 500):
             # A server that does not know the format asked for: llama-cpp-python's validation

@@ -34,15 +34,24 @@ MIN_WINDOW = 512
 
 @dataclass(frozen=True)
 class Window:
+    """`tokens`: the window in the product's own token counts (tiktoken), the unit of every
+    budget; `named`: the window as the server states it, when its tokenizer counts the same
+    text as more tokens (then learned from its errors), else equal to `tokens`."""
+
     tokens: int
     source: str
+    named: int = 0
+
+    @property
+    def stated(self) -> int:
+        return self.named or self.tokens
 
 
 _resolved: dict[tuple[str, str], Window] = {}
 # Learned windows read from the shared cache are kept this long in the process: a turn asks for
 # the window twice, and the cache is a network round trip away.
 LEARNED_RECHECK_SECONDS = 10.0
-_learned: dict[tuple[str, str], tuple[float, int | None]] = {}
+_learned: dict[tuple[str, str], tuple[float, Any]] = {}
 
 
 def _cache_key(base_url: str, model: str) -> str:
@@ -59,7 +68,8 @@ def context_window(*, base_url: str, model: str, configured: int) -> Window:
         learned = cache.get(_cache_key(base_url, model))
         _learned[key] = (time.monotonic(), learned)
     if learned:
-        return Window(int(learned), "learned from the server's context-length error")
+        window, scale = (learned, 1.0) if isinstance(learned, int) else learned
+        return Window(int(window * scale), "learned from the server's context-length error", int(window))
     window = _resolved.get(key)
     if window is None:
         window = _discover(base_url, model) or Window(DEFAULT_CONTEXT_WINDOW, "default (the server does not say)")
@@ -69,13 +79,28 @@ def context_window(*, base_url: str, model: str, configured: int) -> Window:
     return window
 
 
-def learn(*, base_url: str, model: str, tokens: int) -> None:
-    """Remember a window the server revealed (or a smaller one after an unexplained refusal)."""
+def learn(*, base_url: str, model: str, tokens: int, scale: float | None = None) -> None:
+    """Remember a window the server revealed (or a smaller one after an unexplained refusal).
+
+    `scale`: the product's tokens per server token, when the server's tokenizer counts more
+    (the budgets are then `tokens * scale` in the product's counts); None keeps the one known.
+    """
     tokens = max(MIN_WINDOW, tokens)
-    cache.set(_cache_key(base_url, model), tokens, timeout=None)
+    key = _cache_key(base_url, model)
+    if scale is None:
+        known = cache.get(key)
+        scale = known[1] if isinstance(known, (list, tuple)) else 1.0
+    scale = max(0.1, min(1.0, scale))
+    cache.set(key, (tokens, scale), timeout=None)
     _resolved.pop((base_url, model), None)
-    _learned[(base_url, model)] = (time.monotonic(), tokens)
-    logger.warning("context window of %s at %s is %d tokens (learned from the server)", model, base_url, tokens)
+    _learned[(base_url, model)] = (time.monotonic(), (tokens, scale))
+    logger.warning(
+        "context window of %s at %s is %d tokens, %.2f of ours per token of its own (learned from the server)",
+        model,
+        base_url,
+        tokens,
+        scale,
+    )
 
 
 def forget() -> None:
@@ -160,12 +185,25 @@ _WINDOW_NUMBER = [
 ]
 
 
-def context_exceeded(text: str) -> tuple[bool, int | None]:
-    """Whether an error body says the prompt was longer than the window, and the window if named."""
-    if not _EXCEEDED.search(text):
-        return False, None
-    for pattern in _WINDOW_NUMBER:
+_REQUESTED_NUMBER = [
+    re.compile(r"you requested (\d+) tokens", re.IGNORECASE),
+    re.compile(r"resulted in (\d+) tokens", re.IGNORECASE),
+    re.compile(r"requested tokens \((\d+)\)", re.IGNORECASE),
+    re.compile(r"['\"]n_prompt_tokens['\"]\s*:\s*(\d+)"),
+]
+
+
+def _first_number(patterns: list[re.Pattern[str]], text: str) -> int | None:
+    for pattern in patterns:
         match = pattern.search(text)
         if match and _int(match.group(1)):
-            return True, int(match.group(1))
-    return True, None
+            return int(match.group(1))
+    return None
+
+
+def context_exceeded(text: str) -> tuple[bool, int | None, int | None]:
+    """Whether an error body says the prompt was longer than the window; the window and the
+    prompt's size in the server's own tokens, where it names them."""
+    if not _EXCEEDED.search(text):
+        return False, None, None
+    return True, _first_number(_WINDOW_NUMBER, text), _first_number(_REQUESTED_NUMBER, text)

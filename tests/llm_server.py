@@ -94,6 +94,8 @@ class ScriptedLLM:
         self.repeat_tool_ids = True
         self.context_window: int | None = None
         self.context_error = "openai"
+        # Its tokenizer's tokens per 4 characters (real ones differ from the product's tiktoken).
+        self.token_scale = 1.0
         self.models_meta: dict[str, Any] = {}
         self.ollama_show: dict[str, Any] | None = None
         self.refused_formats: set[str] = set()
@@ -124,6 +126,7 @@ class ScriptedLLM:
             self.repeat_tool_ids = True
             self.context_window = None
             self.context_error = "openai"
+            self.token_scale = 1.0
             self.models_meta = {}
             self.ollama_show = None
             self.refused_formats = set()
@@ -153,7 +156,9 @@ class ScriptedLLM:
         """The error a real server gives for a prompt longer than its window, in its words."""
         if self.context_window is None:
             return None
-        tokens = sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", []))
+        tokens = int(
+            sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", [])) * self.token_scale
+        )
         if tokens <= self.context_window:
             return None
         n = self.context_window

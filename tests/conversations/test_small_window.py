@@ -68,3 +68,16 @@ def test_on_a_server_that_hides_its_window_an_oversized_message_is_a_400_once_le
     again = send(clients["alice"], cid, "word " * 4000, "big")
     assert again.status_code == 400
     assert send(clients["alice"], cid, "Can you help with fractions?", "small").status_code == 201
+
+
+def test_a_server_whose_tokenizer_counts_more_is_learned_and_fitted(clients, llm):
+    """The server counts half again as many tokens as the product for the same text: its
+    refusal gives both figures, the product learns the ratio, and every turn is answered."""
+    llm.context_window = 4096
+    llm.context_error = "llama-cpp-python"
+    llm.token_scale = 1.5
+    cid = start(clients["alice"])
+    statuses = [send(clients["alice"], cid, f"{i}: {LONG}", f"m{i}").status_code for i in range(8)]
+    assert statuses == [201] * 8
+    window = gateway.context_window(gateway.chat_profile())
+    assert window.stated == 4096 and window.tokens < 3000

@@ -60,22 +60,37 @@ def test_a_learned_window_is_shared_and_wins_over_discovery(llm):
 
 
 @pytest.mark.parametrize(
-    ("text", "window"),
+    ("text", "window", "requested"),
     [
-        ("This model's maximum context length is 4096 tokens. However, your messages resulted in 5000", 4096),
-        ('{"code": "context_length_exceeded", "message": "maximum context length is 8192 tokens"}', 8192),
-        ("Requested tokens (5000) exceed context window of 4096", 4096),
-        ('the request exceeds the available context size, try increasing it {"n_ctx": 2048}', 2048),
-        ("input length exceeds the context length", None),
-        ("prompt is too long: 210000 tokens > 200000 maximum", None),
+        (
+            "This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens",
+            4096,
+            5000,
+        ),
+        ("This model's maximum context length is 4096 tokens. However, you requested 5410 tokens (5410 in", 4096, 5410),
+        ('{"code": "context_length_exceeded", "message": "maximum context length is 8192 tokens"}', 8192, None),
+        ("Requested tokens (5000) exceed context window of 4096", 4096, 5000),
+        ('the request exceeds the available context size {"n_prompt_tokens": 3000, "n_ctx": 2048}', 2048, 3000),
+        ("input length exceeds the context length", None, None),
+        ("prompt is too long: 210000 tokens > 200000 maximum", None, None),
     ],
 )
-def test_context_exceeded_in_each_servers_words(text, window):
-    """OpenAI, llama-cpp-python, vLLM, llama.cpp, Ollama, Anthropic-style wordings are recognised,
-    and the window is read where the text names it."""
-    assert windows.context_exceeded(text) == (True, window)
+def test_context_exceeded_in_each_servers_words(text, window, requested):
+    """OpenAI, llama-cpp-python, vLLM, llama.cpp, Ollama, Anthropic-style wordings are recognised;
+    the window and the prompt's size in the server's tokens are read where the text names them."""
+    assert windows.context_exceeded(text) == (True, window, requested)
 
 
 def test_other_errors_are_not_context_errors():
-    assert windows.context_exceeded("Invalid API key") == (False, None)
-    assert windows.context_exceeded("model 'x' not found") == (False, None)
+    assert windows.context_exceeded("Invalid API key") == (False, None, None)
+    assert windows.context_exceeded("model 'x' not found") == (False, None, None)
+
+
+def test_a_server_counting_more_tokens_than_we_do_shrinks_our_budgets(llm):
+    """A window learned with a scale (the server counts 2 tokens where we count 1): budgets use
+    half the window, and messages still state the server's own figure."""
+    gateway.learn_window(gateway.chat_profile(), 4096, scale=0.5)
+    window = chat_window()
+    assert (window.tokens, window.stated) == (2048, 4096)
+    gateway.learn_window(gateway.chat_profile(), 4096)  # the gateway relearning the window keeps the scale
+    assert chat_window().tokens == 2048
