@@ -25,16 +25,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-STUDENT = [
-    "Can you help me with fractions?",
-    "What is 3/4 of 12?",
-    "I don't get why we flip the second fraction when dividing.",
-    "How do I find the area of a triangle?",
-    "Is 0.5 the same as 1/2?",
-    "What's a prime number?",
-    "Can you give me an easy practice question?",
-    "I think the answer is 9.",
-]
 TUTOR = [
     "Sure. A fraction is a part of a whole: the bottom number says how many equal parts.",
     "Three quarters of 12: divide 12 by 4 to get 3, then multiply by 3 to get 9.",
@@ -128,6 +118,7 @@ def _run(mode: str, count: int) -> tuple[Counter[str], float, Counter[str]]:
     from accounts.models import User
     from conversations.models import Conversation, Message
     from memory.summaries import conversation_summary_write
+    from tests.real_model.test_real_model import STUDENT_LINES as STUDENT
 
     settings.LLM_SUMMARY_RESPONSE_FORMAT = mode
     student = User.objects.create_user(username=f"student-{mode}", password="x", role=User.Role.STUDENT)
@@ -163,8 +154,8 @@ def _run(mode: str, count: int) -> tuple[Counter[str], float, Counter[str]]:
                     conversation=conversation,
                     seq=2 * t + 2,
                     role="tutor",
-                    content=TUTOR[i],
-                    token_count=len(TUTOR[i]) // 4,
+                    content=TUTOR[i % len(TUTOR)],
+                    token_count=len(TUTOR[i % len(TUTOR)]) // 4,
                 )
             )
         Message.objects.bulk_create(rows)
