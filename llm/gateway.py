@@ -55,6 +55,10 @@ class LLMBadResponse(LLMError):
     """The endpoint answered something that is not a usable completion."""
 
 
+class LLMDropped(LLMUnavailable):
+    """The endpoint closed the connection in the middle of its answer."""
+
+
 class LLMRefused(LLMBadResponse):
     """The endpoint refused the request itself (a 4xx): the same request will be refused again."""
 
@@ -260,9 +264,11 @@ def _errors_mapped(profile: Profile) -> Iterator[None]:
     except openai.APIError as exc:
         # An error event inside a stream.
         raise LLMUnavailable(f"model endpoint failed mid-answer: {str(exc)[:200]}") from exc
-    except (httpx2.TimeoutException, httpx2.TransportError) as exc:
-        # A stream cut or stalled after its first bytes surfaces from the transport itself.
-        raise LLMUnavailable(f"model endpoint dropped the answer: {type(exc).__name__}") from exc
+    except httpx2.TimeoutException as exc:
+        raise LLMUnavailable(f"model endpoint stalled: {type(exc).__name__}") from exc
+    except httpx2.TransportError as exc:
+        # A stream cut after its first bytes surfaces from the transport itself.
+        raise LLMDropped(f"model endpoint dropped the answer: {type(exc).__name__}") from exc
 
 
 def _usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
@@ -484,12 +490,13 @@ async def stream(
             # Ended without a finish_reason: cut (llama-cpp-python ends a stream it interrupts
             # for a newer request with [DONE]); never stored as if it were the whole answer.
             raise LLMUnavailable("model endpoint cut the answer before it finished")
-    except LLMBadResponse as exc:
-        if data_lines or type(exc) is not LLMBadResponse:
+    except (LLMBadResponse, LLMDropped) as exc:
+        if data_lines or type(exc) not in (LLMBadResponse, LLMDropped):
             _usage_failed(usage, exc, started)
             raise
         # Nothing streamed: llama-cpp-python, for one, fails a stream after its headers when
-        # the prompt is too long, and says why only to a request without `stream`.
+        # the prompt is too long (an empty body, or a connection closed mid-body), and says why
+        # only to a request without `stream`.
         _usage_failed(usage, exc, started)
         return await _complete_async(
             client=client, body=body, profile=profile, usage_sink=usage_sink, on_delta=on_delta, usage=usage

@@ -96,6 +96,8 @@ class ScriptedLLM:
         self.context_error = "openai"
         # Its tokenizer's tokens per 4 characters (real ones differ from the product's tiktoken).
         self.token_scale = 1.0
+        # llama-cpp-python style: a failed stream closes the connection mid-body (else: empty body).
+        self.cut_failed_streams = True
         self.models_meta: dict[str, Any] = {}
         self.ollama_show: dict[str, Any] | None = None
         self.refused_formats: set[str] = set()
@@ -127,6 +129,7 @@ class ScriptedLLM:
             self.context_window = None
             self.context_error = "openai"
             self.token_scale = 1.0
+            self.cut_failed_streams = True
             self.models_meta = {}
             self.ollama_show = None
             self.refused_formats = set()
@@ -354,14 +357,18 @@ class ScriptedLLM:
                 refusal = llm.context_refusal(body)
                 if refusal is not None and body.get("stream") and llm.context_error == "llama-cpp-python":
                     # It fails the stream after the headers (the error is raised in the
-                    # generator): the client sees an empty stream.
+                    # generator): the body ends before its last chunk, or is empty.
                     with llm.lock:
                         llm.scripts[kind].appendleft(step)
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
                     self.send_header("Transfer-Encoding", "chunked")
                     self.end_headers()
-                    self._chunk(b"")
+                    if llm.cut_failed_streams:
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                    else:
+                        self._chunk(b"")
                     return
                 if refusal is not None:
                     with llm.lock:  # the refused prompt does not consume the scripted answer

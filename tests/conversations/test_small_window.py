@@ -53,12 +53,15 @@ def test_a_message_that_cannot_fit_the_window_is_refused_up_front(clients, llm):
     assert send(clients["alice"], cid, "Can you help with fractions?", "small").status_code == 201
 
 
-def test_on_a_server_that_hides_its_window_an_oversized_message_is_a_400_once_learned(clients, llm):
+@pytest.mark.parametrize("cut", [True, False])
+def test_on_a_server_that_hides_its_window_an_oversized_message_is_a_400_once_learned(clients, llm, cut):
     """llama-cpp-python reports no window: the first prompt past it reveals it (its stream comes
-    back empty, the same request without streaming names the window). A message that cannot fit
-    on its own is then a 400 naming the limit, at once on a retry; the next message is answered."""
+    back empty, or cut before its end, and the same request without streaming names the window).
+    A message that cannot fit on its own is then a 400 naming the limit, at once on a retry; the
+    next message is answered."""
     llm.context_window = 4096
     llm.context_error = "llama-cpp-python"
+    llm.cut_failed_streams = cut
     cid = start(clients["alice"])
     resp = send(clients["alice"], cid, "word " * 4000, "big")
     assert resp.status_code == 400, resp.content
