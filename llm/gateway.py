@@ -307,7 +307,6 @@ def _parse(response: Any, model: str) -> LLMResult:
 
 async def _complete_async(
     *,
-    client: openai.AsyncOpenAI,
     body: dict[str, Any],
     profile: Profile,
     usage_sink: list[LLMUsage],
@@ -323,7 +322,10 @@ async def _complete_async(
     plain = {k: v for k, v in body.items() if k != "stream_options"}
     try:
         with _errors_mapped(profile):
-            response = await client.chat.completions.create(model=profile.model, messages=[], extra_body=plain)
+            # On a client of its own: the server closed the failed stream's connection, which
+            # the shared client's pool would otherwise hand to this request.
+            async with openai.AsyncOpenAI(**_client_options(profile)) as fresh:
+                response = await fresh.chat.completions.create(model=profile.model, messages=[], extra_body=plain)
         result = _parse(response, profile.model)
     except LLMError as exc:
         _usage_failed(retry, exc, started)
@@ -498,9 +500,7 @@ async def stream(
         # the prompt is too long (an empty body, or a connection closed mid-body), and says why
         # only to a request without `stream`.
         _usage_failed(usage, exc, started)
-        return await _complete_async(
-            client=client, body=body, profile=profile, usage_sink=usage_sink, on_delta=on_delta, usage=usage
-        )
+        return await _complete_async(body=body, profile=profile, usage_sink=usage_sink, on_delta=on_delta, usage=usage)
     except LLMError as exc:
         _usage_failed(usage, exc, started)
         raise
