@@ -447,8 +447,3 @@ def _release_quietly(*, conversation_id: int, token: str) -> None:
         _release(conversation_id=conversation_id, token=token)
     except DATABASE_ERRORS:
         logger.warning("conversation %s: lease not released (database down); it expires by itself", conversation_id)
-
-
-def turn_release_quietly(*, claim: Claimed) -> None:
-    """Best effort, for a turn that failed in an unexpected way; the lease expires otherwise."""
-    _release_quietly(conversation_id=claim.conversation_id, token=claim.token)
