@@ -1,10 +1,18 @@
+"""Accounts: sign-in for every client (a token for mobile and scripts, a session for the web),
+one's own profile, and the students a user may see."""
+
 from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import authenticate, login, logout
+from django.middleware.csrf import get_token
+from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
+from django.views.decorators.csrf import ensure_csrf_cookie
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import ValidationError
+from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,7 +22,8 @@ from accounts.models import User
 from accounts.selectors import student_get_visible, students_visible_to
 from accounts.services import user_language_set
 from tutor import throttles
-from tutor.api import Pagination
+from tutor.api import Pagination, StrictCharField
+from tutor.auth import SessionAuthentication
 
 
 class UserOutput(serializers.ModelSerializer[User]):
@@ -23,37 +32,106 @@ class UserOutput(serializers.ModelSerializer[User]):
         fields = ["id", "username", "first_name", "last_name", "role", "language"]
 
 
-class TokenObtainApi(ObtainAuthToken):
-    """POST username and password, get a token for the `Authorization: Token ...` header.
+class Credentials(serializers.Serializer[None]):
+    username = StrictCharField(max_length=150)
+    password = StrictCharField(max_length=4096, trim_whitespace=False)
 
-    After LOGIN_FAILURE_LIMIT failures for a username or from an address, every attempt gets 429
-    with Retry-After until the window has passed (tutor.throttles)."""
+
+def _authenticate(request: Request) -> User:
+    """The user for the posted credentials, counting failures (tutor.throttles): after
+    LOGIN_FAILURE_LIMIT failures for a username or from an address, every attempt gets 429
+    with Retry-After until the window has passed."""
+    raw = request.data.get("username") if isinstance(request.data, dict) else None
+    username = raw if isinstance(raw, str) else ""
+    address = str(request.META.get("REMOTE_ADDR", ""))
+    throttles.login_check(username=username, address=address)
+    data = Credentials(data=request.data)
+    data.is_valid(raise_exception=True)
+    user = authenticate(request._request, **data.validated_data)
+    if not isinstance(user, User) or not user.is_active:
+        throttles.login_failed(username=username, address=address)
+        raise serializers.ValidationError({"non_field_errors": [_("Unable to log in with the given credentials.")]})
+    throttles.login_succeeded(username=username)
+    return user
+
+
+class TokenObtainApi(APIView):
+    """Sign in with a token, for mobile apps and scripts: `Authorization: Token <token>`.
+
+    The same token is returned until it is revoked (POST /auth/logout/ with it)."""
 
     permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
 
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        raw = request.data.get("username") if isinstance(request.data, dict) else None
-        username = raw if isinstance(raw, str) else ""
-        address = str(request.META.get("REMOTE_ADDR", ""))
-        throttles.login_check(username=username, address=address)
-        try:
-            response = super().post(request, *args, **kwargs)
-        except ValidationError:
-            throttles.login_failed(username=username, address=address)
-            raise
-        throttles.login_succeeded(username=username)
-        return response
+    class Output(serializers.Serializer[None]):
+        token = serializers.CharField()
+
+    @extend_schema(operation_id="auth_token_create", request=Credentials, responses={200: Output}, auth=[])
+    def post(self, request: Request) -> Response:
+        user = _authenticate(request)
+        token, _created = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+class CsrfApi(APIView):
+    """The CSRF token for session-authenticated writes, as a cookie (`csrftoken`) and in the body.
+    A web app sends it back in the `X-CSRFToken` header of every POST, PATCH and DELETE."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    class Output(serializers.Serializer[None]):
+        csrf_token = serializers.CharField()
+
+    @extend_schema(operation_id="auth_csrf_retrieve", responses={200: Output}, auth=[])
+    @method_decorator(ensure_csrf_cookie)
+    def get(self, request: Request) -> Response:
+        return Response({"csrf_token": get_token(request._request)})
+
+
+class SessionLoginApi(APIView):
+    """Sign in with a session, for the web: a `sessionid` cookie, and a new CSRF token (the old
+    one stops working). Needs the CSRF token of GET /auth/csrf/ in `X-CSRFToken`, like any
+    session write."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    class Output(serializers.Serializer[None]):
+        user = UserOutput()
+        csrf_token = serializers.CharField()
+
+    @extend_schema(operation_id="auth_login_create", request=Credentials, responses={200: Output}, auth=[])
+    def post(self, request: Request) -> Response:
+        SessionAuthentication().enforce_csrf(request)
+        user = _authenticate(request)
+        login(request._request, user)
+        return Response({"user": UserOutput(user).data, "csrf_token": get_token(request._request)})
+
+
+class LogoutApi(APIView):
+    """Sign out: ends the session, and revokes the token when signed in with one (every device
+    using that token must sign in again). Signing out a session leaves the token alone."""
+
+    @extend_schema(operation_id="auth_logout_create", request=None, responses={204: None})
+    def post(self, request: Request) -> Response:
+        if isinstance(request.auth, Token):
+            request.auth.delete()
+        logout(request._request)
+        return Response(status=204)
 
 
 class MeApi(APIView):
     class Input(serializers.Serializer[None]):
         language = serializers.ChoiceField(choices=User.Language.choices)
 
+    @extend_schema(responses=UserOutput)
     def get(self, request: Request) -> Response:
         user = request.user
         assert isinstance(user, User)  # IsAuthenticated ran first
         return Response(UserOutput(user).data)
 
+    @extend_schema(request=Input, responses=UserOutput)
     def patch(self, request: Request) -> Response:
         """Change one's own language (the only field a user edits here)."""
         user = request.user
@@ -66,12 +144,18 @@ class MeApi(APIView):
 class StudentListApi(APIView):
     """The students the requester may see: a teacher's class lists, or a student themself."""
 
+    pagination_class = Pagination
+
+    @extend_schema(responses=UserOutput(many=True))
     def get(self, request: Request) -> Response:
-        paginator = Pagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(students_visible_to(request.user).order_by("username"), request, view=self)
         return paginator.get_paginated_response(UserOutput(page, many=True).data)
 
 
 class StudentDetailApi(APIView):
+    @extend_schema(responses=UserOutput)
     def get(self, request: Request, student_id: int) -> Response:
         return Response(UserOutput(student_get_visible(user=request.user, student_id=student_id)).data)
+
+

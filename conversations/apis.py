@@ -7,30 +7,46 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations import selectors, services, streaming
-from conversations.serializers import ConversationOutput, MessageOutput
-from tutor.api import Pagination, StrictCharField
+from conversations.serializers import (
+    TURN_EVENTS,
+    ConversationDetailOutput,
+    ConversationOutput,
+    MessageOutput,
+    MessagePage,
+    TurnOutput,
+)
+from tutor.api import MAX_ID, Pagination, StrictCharField
 from tutor.db import db_step
 from tutor.errors import ApplicationError, error_body
+from tutor.schema import ErrorEnvelope
 from tutor.throttles import SendRateThrottle
+
+STUDENT_FILTER = OpenApiParameter("student", int, description="Only this student's (a teacher's students).")
 
 
 class ConversationListCreateApi(APIView):
+    pagination_class = Pagination
+
     class Input(serializers.Serializer[None]):
         subject = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
 
+    @extend_schema(parameters=[STUDENT_FILTER], responses=ConversationOutput(many=True))
     def get(self, request: Request) -> Response:
         qs = selectors.conversation_list(user=request.user, student_id=request.query_params.get("student"))
-        paginator = Pagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(ConversationOutput(page, many=True).data)
 
+    @extend_schema(request=Input, responses={201: ConversationOutput})
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -38,46 +54,117 @@ class ConversationListCreateApi(APIView):
         return Response(ConversationOutput(conversation).data, status=status.HTTP_201_CREATED)
 
 
-class MessagePagination(Pagination):
-    page_size = 50
+class MessagePageInput(serializers.Serializer[None]):
+    before = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text="A message id: the page of messages older than it."
+    )
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=100, default=50)
+
+
+def _message_page(request: Request, conversation: Any) -> dict[str, Any]:
+    params = MessagePageInput(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    page = selectors.message_page(
+        conversation=conversation, before=params.validated_data.get("before"), limit=params.validated_data["limit"]
+    )
+    return {"results": MessageOutput(page["results"], many=True).data, "next_before": page["next_before"]}
 
 
 class ConversationDetailApi(APIView):
+    @extend_schema(parameters=[MessagePageInput], responses=ConversationDetailOutput)
     def get(self, request: Request, conversation_id: int) -> Response:
+        """The conversation and its latest messages, newest first (`?limit=`, default 50)."""
         conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
-        paginator = MessagePagination()
-        page = paginator.paginate_queryset(selectors.message_list(conversation=conversation), request, view=self)
-        body = ConversationOutput(conversation).data
-        body["messages"] = paginator.get_paginated_response(MessageOutput(page, many=True).data).data
-        return Response(body)
+        messages = _message_page(request, conversation)
+        return Response(ConversationDetailOutput(conversation, context={"messages": messages}).data)
 
 
-class MessageSendApi(APIView):
-    """POST /conversations/{id}/messages/: one chat turn.
+class MessagesApi(APIView):
+    """/conversations/{id}/messages/: read the messages (GET) or send one, a chat turn (POST).
 
-    Authentication, throttling and input validation run through DRF in one short synchronous
-    step (`prepare`); the turn itself is asynchronous (conversations.streaming), served by
-    `message_send` below. With `Accept: text/event-stream` the reply streams as Server-Sent
-    Events; otherwise the answer is 201 `{student_message, reply, replayed}` once it is stored.
+    Served by `message_send` below, an asynchronous view: GET goes through this class's
+    `dispatch` in one short database step; POST authenticates, throttles and validates through
+    DRF in one such step (`prepare`), then runs the turn asynchronously (conversations.streaming).
     """
 
     throttle_classes = [SendRateThrottle]
 
     class Input(serializers.Serializer[None]):
         content = StrictCharField(trim_whitespace=False)
-        client_message_id = StrictCharField(max_length=100)
+        client_message_id = StrictCharField(
+            max_length=100, help_text="Chosen by the client, unique per message: a retry with it sends nothing twice."
+        )
 
         def validate_content(self, value: str) -> str:
             if not value.strip():
-                raise serializers.ValidationError("Message content must not be empty.")
+                raise serializers.ValidationError(_("Message content must not be empty."))
             if len(value) > settings.MESSAGE_MAX_CHARS:
                 raise serializers.ValidationError(
-                    f"Message content must be at most {settings.MESSAGE_MAX_CHARS} characters (got {len(value)})."
+                    _("Message content must be at most %(limit)s characters (got %(length)s).")
+                    % {"limit": settings.MESSAGE_MAX_CHARS, "length": len(value)}
                 )
             return value
 
+    def get_throttles(self) -> list[Any]:
+        return super().get_throttles() if self.request.method == "POST" else []
+
+    @extend_schema(parameters=[MessagePageInput], responses=MessagePage)
+    def get(self, request: Request, conversation_id: int) -> Response:
+        """Messages newest first, for chat screens: the first page is the latest `limit` (default
+        50); the next, older page is `?before=<next_before>`, until `next_before` is null."""
+        conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
+        return Response(_message_page(request, conversation))
+
+    @extend_schema(
+        request=Input,
+        responses={
+            (201, "application/json"): TurnOutput,
+            (201, "text/event-stream"): OpenApiResponse(
+                PolymorphicProxySerializer(
+                    component_name="TurnEvent", serializers=TURN_EVENTS, resource_type_field_name="event"
+                ),
+                description=(
+                    "With `Accept: text/event-stream`: the turn as Server-Sent Events, each "
+                    "`event: <name>` and `data: <JSON>`: message, then delta*, memory*, then done or error."
+                ),
+            ),
+            502: OpenApiResponse(ErrorEnvelope, description="The model failed to answer; see retry_safe."),
+            504: OpenApiResponse(ErrorEnvelope, description="The model took too long; see retry_safe."),
+        },
+    )
+    async def post(self, request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+        """Send a student message and get the tutor's reply (a chat turn).
+
+        The student message is stored before the model is called. A retry with the same
+        `client_message_id` never calls the model twice: it replays the stored reply
+        (`replayed: true`), or follows the turn still answering."""
+        prepared = await db_step(self.prepare, request, conversation_id)
+        if isinstance(prepared, HttpResponseBase):
+            return prepared
+        user, data = prepared
+        try:
+            feed = await streaming.turn_open(user=user, conversation_id=conversation_id, **data)
+        except ApplicationError as exc:
+            return _error_response(exc)
+        if "text/event-stream" in request.headers.get("Accept", ""):
+            response = StreamingHttpResponse(streaming.sse(feed), content_type="text/event-stream; charset=utf-8")
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+            return response
+        # If this request is cancelled (the client left), the turn's own task still completes it.
+        await feed.wait()
+        if feed.error is not None:
+            return _error_response(feed.error)
+        assert feed.student_message is not None and feed.reply is not None
+        body = {
+            "student_message": MessageOutput(feed.student_message).data,
+            "reply": MessageOutput(feed.reply).data,
+            "replayed": feed.replayed,
+        }
+        return JsonResponse(body, status=201)
+
     def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
-        # `Accept: text/event-stream` is answered by `message_send`, not by a DRF renderer; errors
+        # `Accept: text/event-stream` is answered by `post`, not by a DRF renderer; errors
         # found here are JSON whatever the client accepts.
         return super().perform_content_negotiation(request, force=True)
 
@@ -95,6 +182,10 @@ class MessageSendApi(APIView):
         except Exception as exc:
             return _rendered(self.finalize_response(drf_request, self.handle_exception(exc)))
 
+    def read(self, request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+        """GET, dispatched by DRF (authentication, the scoped lookup, errors) in one step."""
+        return _rendered(self.dispatch(request, conversation_id=conversation_id))
+
 
 def _rendered(response: HttpResponseBase) -> HttpResponseBase:
     if isinstance(response, Response):
@@ -111,32 +202,16 @@ def _error_response(exc: ApplicationError) -> JsonResponse:
 
 @csrf_exempt  # DRF's SessionAuthentication enforces CSRF itself, in `prepare`.
 async def message_send(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
-    if request.method != "POST":
-        return _error_response(MethodNotAllowed(f'Method "{request.method}" not allowed.'))
-    prepared = await db_step(MessageSendApi().prepare, request, conversation_id)
-    if isinstance(prepared, HttpResponseBase):
-        return prepared
-    user, data = prepared
-    try:
-        feed = await streaming.turn_open(user=user, conversation_id=conversation_id, **data)
-    except ApplicationError as exc:
-        return _error_response(exc)
-    if "text/event-stream" in request.headers.get("Accept", ""):
-        response = StreamingHttpResponse(streaming.sse(feed), content_type="text/event-stream; charset=utf-8")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
-        return response
-    # If this request is cancelled (the client left), the turn's own task still completes it.
-    await feed.wait()
-    if feed.error is not None:
-        return _error_response(feed.error)
-    assert feed.student_message is not None and feed.reply is not None
-    body = {
-        "student_message": MessageOutput(feed.student_message).data,
-        "reply": MessageOutput(feed.reply).data,
-        "replayed": feed.replayed,
-    }
-    return JsonResponse(body, status=201)
+    if request.method == "POST":
+        return await MessagesApi().post(request, conversation_id)
+    if request.method in ("GET", "HEAD"):
+        return await db_step(MessagesApi().read, request, conversation_id)
+    return _error_response(MethodNotAllowed(_('Method "%(method)s" not allowed.') % {"method": request.method}))
+
+
+# The schema generator documents this view through its class.
+message_send.cls = MessagesApi  # type: ignore[attr-defined]
+message_send.initkwargs = {}  # type: ignore[attr-defined]
 
 
 class MethodNotAllowed(ApplicationError):
@@ -145,6 +220,7 @@ class MethodNotAllowed(ApplicationError):
 
 
 class ConversationEndApi(APIView):
+    @extend_schema(request=None, responses={202: ConversationOutput})
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = services.conversation_end(user=request.user, conversation_id=conversation_id)
         return Response(ConversationOutput(conversation).data, status=status.HTTP_202_ACCEPTED)

@@ -30,5 +30,18 @@ def conversation_get(*, user: Any, conversation_id: Any) -> Conversation:
 
 
 def message_list(*, conversation: Conversation) -> QuerySet[Message]:
-    """Messages of a conversation already obtained through conversation_get."""
+    """Messages of a conversation already obtained through conversation_get, oldest first."""
     return conversation.messages.order_by("seq")
+
+
+def message_page(*, conversation: Conversation, before: int | None, limit: int) -> dict[str, Any]:
+    """Up to `limit` messages of a conversation obtained through conversation_get, newest first,
+    older than the message `before` (a message id; None: from the latest). `next_before` is the
+    `before` of the next, older page, or None when this page reaches the first message. A
+    `before` that is not a message of this conversation gives the page older than where it would
+    be: ids grow with `seq` within a conversation (one turn at a time writes its messages)."""
+    qs = conversation.messages.order_by("-seq")
+    if before is not None:
+        qs = qs.filter(pk__lt=before)
+    rows = list(qs[: limit + 1])
+    return {"results": rows[:limit], "next_before": rows[limit - 1].pk if len(rows) > limit else None}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversations.models import Conversation, Message
 from memory.models import AIMemory
 from memory.serializers import MemoryOutput
+from tutor.schema import ErrorEnvelope
 
 
 class MessageOutput(serializers.ModelSerializer[Message]):
@@ -48,3 +50,64 @@ class ConversationOutput(serializers.ModelSerializer[Conversation]):
 def memory_event(memory: AIMemory) -> dict[str, Any]:
     """The data of the chat turn's `memory` event: the note the model just saved."""
     return dict(MemoryOutput(memory).data)
+
+
+class MessagePage(serializers.Serializer[None]):
+    """A page of a conversation's messages, newest first (a chat screen opens on the latest)."""
+
+    results = MessageOutput(many=True)
+    next_before = serializers.IntegerField(
+        allow_null=True, help_text="The `before` of the next (older) page; null on the oldest page."
+    )
+
+
+class ConversationDetailOutput(ConversationOutput):
+    """A conversation with its latest messages: the first page of GET .../messages/, given
+    as the `messages` context."""
+
+    messages = serializers.SerializerMethodField()
+
+    class Meta(ConversationOutput.Meta):
+        fields = [*ConversationOutput.Meta.fields, "messages"]
+
+    @extend_schema_field(MessagePage)
+    def get_messages(self, conversation: Conversation) -> dict[str, Any]:
+        return dict(self.context["messages"])
+
+
+class TurnOutput(serializers.Serializer[None]):
+    """The answer to a send without `Accept: text/event-stream`, once the reply is stored."""
+
+    student_message = MessageOutput()
+    reply = MessageOutput()
+    replayed = serializers.BooleanField(help_text="True when this is a retry answered from the stored reply.")
+
+
+# The Server-Sent Events of a streamed turn, one serializer per event for the schema: each is
+# sent as `event: <name>` and `data: <JSON>`.
+class DeltaData(serializers.Serializer[None]):
+    content = serializers.CharField()
+
+
+class DoneData(MessageOutput):
+    replayed = serializers.BooleanField()
+
+    class Meta(MessageOutput.Meta):
+        fields = [*MessageOutput.Meta.fields, "replayed"]
+
+
+def _event(name: str, data: Any, doc: str) -> type[serializers.Serializer[None]]:
+    attrs = {
+        "event": serializers.ChoiceField(choices=[name]),
+        "data": data,
+        "__doc__": doc,
+    }
+    return type(f"{name.capitalize()}Event", (serializers.Serializer,), attrs)
+
+
+MessageEvent = _event("message", MessageOutput(), "The stored student message (first).")
+DeltaEvent = _event("delta", DeltaData(), "A chunk of the reply as the model writes it.")
+MemoryEvent = _event("memory", MemoryOutput(), "A note the tutor saved with save_memory.")
+DoneEvent = _event("done", DoneData(), "The stored reply (last, on success).")
+ErrorEvent = _event("error", ErrorEnvelope(), "The turn failed (last); see retry_safe.")
+TURN_EVENTS = [MessageEvent, DeltaEvent, MemoryEvent, DoneEvent, ErrorEvent]

@@ -2,36 +2,67 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors, services
+from memory.models import AIMemory
 from memory.serializers import MemoryOutput
-from tutor.api import Pagination, StrictCharField
+from tutor.api import MAX_ID, Pagination, StrictCharField
+
+
+class MemoryFilters(serializers.Serializer[None]):
+    student = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text="A teacher's student; a student sees their own."
+    )
+    q = serializers.CharField(
+        required=False, allow_blank=True, help_text="Search: the memories most relevant to q, best first (active only)."
+    )
+    kind = serializers.ChoiceField(choices=AIMemory.Kind.choices, required=False)
+    status = serializers.ChoiceField(
+        choices=[*AIMemory.Status.choices, ("all", "All")], required=False, default=AIMemory.Status.ACTIVE
+    )
 
 
 class MemoryListCreateApi(APIView):
+    pagination_class = Pagination
+
     class Input(serializers.Serializer[None]):
-        student = serializers.IntegerField()
+        student = serializers.IntegerField(min_value=1, max_value=MAX_ID)
         title = StrictCharField(max_length=200)
         content = StrictCharField()
+        visibility = serializers.ChoiceField(
+            choices=AIMemory.Visibility.choices,
+            default=AIMemory.Visibility.STUDENT,
+            help_text="teacher_only: never shown to the student, nor to the tutor.",
+        )
 
+    @extend_schema(parameters=[MemoryFilters], responses=MemoryOutput(many=True))
     def get(self, request: Request) -> Response:
-        """Memories newest first; with `?q=`, the student's memories most relevant to q, best first."""
-        query = request.query_params.get("q", "").strip()
+        """Memories newest first (`?status=` active by default, archived or all; `?kind=`); with
+        `?q=`, the student's active memories most relevant to q, best first."""
+        filters = MemoryFilters(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        params = filters.validated_data
+        query = params.get("q", "").strip()
         qs: Any
         if query:
             qs = selectors.memory_search(
-                user=request.user, student_id=request.query_params.get("student"), query=query[:1000]
+                user=request.user, student_id=params.get("student"), query=query[:1000], kind=params.get("kind")
             )
         else:
-            qs = selectors.memory_list(user=request.user, student_id=request.query_params.get("student"))
-        paginator = Pagination()
+            qs = selectors.memory_list(
+                user=request.user, student_id=params.get("student"), kind=params.get("kind"), status=params["status"]
+            )
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(MemoryOutput(page, many=True).data)
 
+    @extend_schema(request=Input, responses={201: MemoryOutput})
     def post(self, request: Request) -> Response:
         """A teacher adds a teacher note to a student of their class."""
         data = self.Input(data=request.data)
@@ -41,6 +72,7 @@ class MemoryListCreateApi(APIView):
             student_id=data.validated_data["student"],
             title=data.validated_data["title"],
             content=data.validated_data["content"],
+            visibility=data.validated_data["visibility"],
         )
         return Response(MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
 
@@ -49,17 +81,20 @@ class MemoryDetailApi(APIView):
     class Input(serializers.Serializer[None]):
         title = StrictCharField(max_length=200, required=False)
         content = StrictCharField(required=False)
+        visibility = serializers.ChoiceField(choices=AIMemory.Visibility.choices, required=False)
 
+    @extend_schema(responses=MemoryOutput)
     def get(self, request: Request, memory_id: int) -> Response:
         return Response(MemoryOutput(selectors.memory_get(user=request.user, memory_id=memory_id)).data)
 
+    @extend_schema(request=Input, responses=MemoryOutput)
     def patch(self, request: Request, memory_id: int) -> Response:
         """A teacher of the student corrects a memory's title and/or content (re-indexed and
-        re-embedded; an archived memory is a 409)."""
+        re-embedded), or a teacher note's visibility; an archived memory is a 409."""
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         if not data.validated_data:
-            raise serializers.ValidationError({"title": ["Give a title, a content or both."]})
+            raise serializers.ValidationError({"title": [_("Give a title, a content or a visibility.")]})
         memory = services.memory_update(user=request.user, memory_id=memory_id, **data.validated_data)
         return Response(MemoryOutput(memory).data)
 
@@ -68,6 +103,7 @@ class MemoryArchiveApi(APIView):
     class Input(serializers.Serializer[None]):
         reason = StrictCharField(max_length=300)
 
+    @extend_schema(request=Input, responses=MemoryOutput)
     def post(self, request: Request, memory_id: int) -> Response:
         """A teacher of the student archives a memory with a reason: it leaves recall and the
         prompt, and stays readable here with its reason. Never deleted; archiving twice is a no-op."""

@@ -9,6 +9,10 @@ class AIMemoryQuerySet(models.QuerySet["AIMemory"]):
     def active(self) -> AIMemoryQuerySet:
         return self.filter(status=AIMemory.Status.ACTIVE)
 
+    def shown_to_student(self) -> AIMemoryQuerySet:
+        """Without the teacher-only notes: what the student, and the tutor speaking to them, see."""
+        return self.filter(visibility=AIMemory.Visibility.STUDENT)
+
 
 class AIMemory(models.Model):
     """What the tutor remembers of a student, written between conversations.
@@ -31,6 +35,10 @@ class AIMemory(models.Model):
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
         ARCHIVED = "archived", "Archived"
+
+    class Visibility(models.TextChoices):
+        STUDENT = "student", "The student and their teachers"
+        TEACHER_ONLY = "teacher_only", "Teachers only"
 
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="memories"
@@ -57,6 +65,9 @@ class AIMemory(models.Model):
     # Counted once at write time, so the memory block's size is known without re-tokenising.
     token_count = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    # A teacher note may be kept from the student: it never reaches the student's API, nor the
+    # tutor's prompt (the tutor speaks to the student and could repeat it).
+    visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.STUDENT)
     archived_reason = models.CharField(max_length=300, blank=True)
     # A fallback summary, written from the conversation itself when the model could not write
     # one: low confidence, shown to teachers for review, replaced by a later summary or a
@@ -100,6 +111,10 @@ class AIMemory(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_between_0_and_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(visibility="student") | Q(kind="teacher_note"),
+                name="memory_only_teacher_notes_teacher_only",
             ),
         ]
 

@@ -7,9 +7,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible, students_visible_to
-from memory.models import AIMemory, MemoryEmbedding
+from memory.models import AIMemory, AIMemoryQuerySet, MemoryEmbedding
 from tutor.errors import ApplicationError, NotFound
 
 logger = logging.getLogger(__name__)
@@ -17,9 +18,25 @@ logger = logging.getLogger(__name__)
 SEARCH_LIMIT = 50
 
 
-def memory_list(*, user: Any, student_id: Any = None) -> QuerySet[AIMemory]:
-    """Active memories `user` may read, newest first; narrowed to one visible student if given."""
-    qs = AIMemory.objects.active().filter(student__in=students_visible_to(user).values("pk"))
+def memories_visible_to(user: Any) -> AIMemoryQuerySet:
+    """The scoping primitive for memories: those of the students `user` may see
+    (accounts.selectors.students_visible_to), without the teacher-only notes for a student."""
+    qs = AIMemory.objects.filter(student__in=students_visible_to(user).values("pk"))
+    if getattr(user, "role", None) != "teacher":
+        qs = qs.shown_to_student()
+    return qs
+
+
+def memory_list(
+    *, user: Any, student_id: Any = None, kind: str | None = None, status: str = AIMemory.Status.ACTIVE
+) -> QuerySet[AIMemory]:
+    """Memories `user` may read, newest first: narrowed to one visible student if given, to a
+    kind if given, and to a status (active, archived, or "all")."""
+    qs = memories_visible_to(user)
+    if status != "all":
+        qs = qs.filter(status=status)
+    if kind:
+        qs = qs.filter(kind=kind)
     if student_id not in (None, ""):
         student = student_get_visible(user=user, student_id=student_id)
         qs = qs.filter(student=student)
@@ -30,12 +47,10 @@ def memory_get(*, user: Any, memory_id: Any) -> AIMemory:
     try:
         pk = int(memory_id)
     except (TypeError, ValueError):
-        raise NotFound("Memory not found.") from None
-    memory = AIMemory.objects.filter(
-        pk=pk, student__in=students_visible_to(user).values("pk")
-    ).first()
+        raise NotFound(_("Memory not found.")) from None
+    memory = memories_visible_to(user).filter(pk=pk).first()
     if memory is None:
-        raise NotFound("Memory not found.")
+        raise NotFound(_("Memory not found."))
     return memory
 
 
@@ -47,6 +62,7 @@ def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
     """
     return list(
         AIMemory.objects.active()
+        .shown_to_student()
         .filter(student_id=student_id)
         .order_by("-created_at", "-id")
         .only(*_PROMPT_FIELDS)[:limit]
@@ -71,8 +87,9 @@ def memories_missing_embedding(*, model: str, limit: int, after_id: int = 0) -> 
     )
 
 
-def memory_search(*, user: Any, student_id: Any, query: str) -> list[AIMemory]:
-    """A student's active memories most relevant to `query`, best first (hybrid recall).
+def memory_search(*, user: Any, student_id: Any, query: str, kind: str | None = None) -> list[AIMemory]:
+    """A student's active memories most relevant to `query`, best first (hybrid recall), of one
+    kind if given; a student does not find the teacher-only notes.
 
     A student searches their own memories (`student_id` may be omitted); a teacher must name a
     student of one of their classes. Anyone else's student is a 404, through the scoping
@@ -82,11 +99,14 @@ def memory_search(*, user: Any, student_id: Any, query: str) -> list[AIMemory]:
 
     if student_id in (None, ""):
         if getattr(user, "role", None) != "student":
-            raise ApplicationError("Give the student whose memories to search (?student=<id>).")
+            raise ApplicationError(_("Give the student whose memories to search (?student=<id>)."))
         student_id = user.pk
     student = student_get_visible(user=user, student_id=student_id)
     result = recall(student_id=student.pk, query=query, limit=SEARCH_LIMIT, language=student.language)
-    by_id = AIMemory.objects.active().filter(student=student, pk__in=result.ids).select_related("source_conversation")
+    by_id = memories_visible_to(user).active().filter(student=student, pk__in=result.ids)
+    if kind:
+        by_id = by_id.filter(kind=kind)
+    by_id = by_id.select_related("source_conversation")
     found = {m.pk: m for m in by_id}
     return [found[pk] for pk in result.ids if pk in found]
 
@@ -116,6 +136,7 @@ def memories_for_turn(
             found = {
                 m.pk: m
                 for m in AIMemory.objects.active()
+                .shown_to_student()
                 .filter(student_id=student_id, pk__in=result.ids)
                 .only(*_PROMPT_FIELDS)
             }

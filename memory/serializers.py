@@ -20,6 +20,7 @@ class MemoryOutput(serializers.ModelSerializer[AIMemory]):
             "source_conversation",
             "author",
             "status",
+            "visibility",
             "archived_reason",
             "needs_review",
             "confidence",

@@ -14,8 +14,10 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
 django_application = get_asgi_application()
 
-if settings.DEBUG:
-    # The admin's static files in development; production serves collectstatic's output.
+if settings.SERVE_STATIC:
+    # /static/: the web app's scripts (/app/), the API docs' and the admin's assets, read from
+    # the apps' static folders. A deployment with a CDN or a proxy serving collectstatic's
+    # output turns it off.
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
     django_application = ASGIStaticFilesHandler(django_application)

@@ -11,10 +11,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
+from django.utils.deprecation import MiddlewareMixin
+from django.utils.translation import gettext as _
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -69,7 +72,27 @@ def _first_message(detail: Any) -> str:
     return str(detail)
 
 
+class RequestTooLarge(ApplicationError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    code = "request_too_large"
+
+
+def request_too_large() -> RequestTooLarge:
+    from django.conf import settings
+
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return RequestTooLarge(
+        _("The request body is larger than %(limit)s bytes.") % {"limit": limit}, details={"limit_bytes": limit}
+    )
+
+
+# DRF's codes renamed where the product already has a code for the same meaning.
+_CODES = {"permission_denied": "forbidden"}
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):
+        exc = request_too_large()
     if isinstance(exc, ApplicationError):
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         return Response(
@@ -78,7 +101,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.error("database unavailable: %s", exc)
         return Response(
-            error_body("database_unavailable", "The database is unavailable; try again in a moment.", retry_safe=True),
+            error_body(
+                "database_unavailable", _("The database is unavailable; try again in a moment."), retry_safe=True
+            ),
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": "5"},
         )
@@ -102,23 +127,67 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         message = str(exc.detail) if not isinstance(exc.detail, (list, dict)) else _first_message(exc.detail)
         details = {}
     code = exc.default_code if not isinstance(exc, exceptions.ValidationError) else "invalid"
+    code = _CODES.get(str(code), str(code))
     # A throttled request changed nothing: the same request is safe to send again later.
     response.data = error_body(code, message, details, retry_safe=isinstance(exc, exceptions.Throttled))
     return response
 
 
-# Plain Django views (404 for unknown URLs, 500) answer in the same shape.
+# Plain Django views (unknown URLs, CSRF failures, 500s) answer in the same shape.
 def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return JsonResponse(error_body("not_found", "Not found."), status=404)
+    return JsonResponse(error_body("not_found", _("Not found.")), status=404)
 
 
 def handler500(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(error_body("server_error", "Internal server error."), status=500)
+    return JsonResponse(error_body("server_error", _("Internal server error.")), status=500)
 
 
 def handler400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return JsonResponse(error_body("bad_request", "Bad request."), status=400)
+    if isinstance(exception, RequestDataTooBig):
+        exc = request_too_large()
+        return JsonResponse(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    return JsonResponse(error_body("bad_request", _("Bad request.")), status=400)
 
 
 def handler403(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return JsonResponse(error_body("forbidden", "Forbidden."), status=403)
+    return JsonResponse(error_body("forbidden", _("Forbidden.")), status=403)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> JsonResponse:
+    """CSRF_FAILURE_VIEW: the same code as a session-authenticated API write without its token."""
+    message = _("CSRF check failed: send the csrftoken cookie's value in the X-CSRFToken header.")
+    return JsonResponse(error_body("csrf_failed", message, {"reason": reason}), status=403)
+
+
+def unknown_api_url(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """A URL under /api/ that matches no endpoint: 404, naming the URL with its trailing slash
+    when that one exists (a POST without the slash cannot be redirected)."""
+    details: dict[str, Any] = {}
+    message = _("Not found.")
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not unknown_api_url:
+            details["did_you_mean"] = request.path + "/"
+            message = _("Not found. Did you mean %(path)s (with the trailing slash)?") % {"path": request.path + "/"}
+    return JsonResponse(error_body("not_found", message, details), status=404)
+
+
+unknown_api_url.csrf_exempt = True  # type: ignore[attr-defined]
+
+
+class ErrorsAsJson(MiddlewareMixin):
+    """Middleware: an exception no view handled answers in the envelope, with DEBUG on too,
+    and is logged; an oversized body is a 413. (With DEBUG off Django's handler500 does the
+    same; this keeps development answers in the shape clients parse.)"""
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, RequestDataTooBig):
+            exc = request_too_large()
+            return JsonResponse(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        if isinstance(exception, (Http404, PermissionDenied)):
+            return None
+        logger.error("unhandled error on %s %s", request.method, request.path, exc_info=exception)
+        return handler500(request)

@@ -1,40 +1,48 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path, register_converter
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from accounts import apis as accounts
 from conversations import apis as conversations
 from memory import apis as memory
-from tutor.errors import handler404 as api_not_found
+from tutor.api import IdConverter
+from tutor.errors import unknown_api_url
+
+register_converter(IdConverter, "id")
 
 api = "api/v1/"
 
-urlpatterns = [
-    path("admin/", admin.site.urls),
-    path(f"{api}auth/token/", accounts.TokenObtainApi.as_view(), name="auth-token"),
-    path(f"{api}me/", accounts.MeApi.as_view(), name="me"),
-    path(f"{api}students/", accounts.StudentListApi.as_view(), name="student-list"),
-    path(f"{api}students/<int:student_id>/", accounts.StudentDetailApi.as_view(), name="student-detail"),
-    path(f"{api}conversations/", conversations.ConversationListCreateApi.as_view(), name="conversation-list"),
+api_urls = [
+    path("auth/token/", accounts.TokenObtainApi.as_view(), name="auth-token"),
+    path("auth/csrf/", accounts.CsrfApi.as_view(), name="auth-csrf"),
+    path("auth/login/", accounts.SessionLoginApi.as_view(), name="auth-login"),
+    path("auth/logout/", accounts.LogoutApi.as_view(), name="auth-logout"),
+    path("me/", accounts.MeApi.as_view(), name="me"),
+    path("students/", accounts.StudentListApi.as_view(), name="student-list"),
+    path("students/<id:student_id>/", accounts.StudentDetailApi.as_view(), name="student-detail"),
+    path("conversations/", conversations.ConversationListCreateApi.as_view(), name="conversation-list"),
     path(
-        f"{api}conversations/<int:conversation_id>/",
+        "conversations/<id:conversation_id>/",
         conversations.ConversationDetailApi.as_view(),
         name="conversation-detail",
     ),
+    path("conversations/<id:conversation_id>/messages/", conversations.message_send, name="message-send"),
     path(
-        f"{api}conversations/<int:conversation_id>/messages/",
-        conversations.message_send,
-        name="message-send",
+        "conversations/<id:conversation_id>/end/", conversations.ConversationEndApi.as_view(), name="conversation-end"
     ),
-    path(
-        f"{api}conversations/<int:conversation_id>/end/",
-        conversations.ConversationEndApi.as_view(),
-        name="conversation-end",
-    ),
-    path(f"{api}memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
-    path(f"{api}memories/<int:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
-    path(f"{api}memories/<int:memory_id>/archive/", memory.MemoryArchiveApi.as_view(), name="memory-archive"),
+    path("memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
+    path("memories/<id:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
+    path("memories/<id:memory_id>/archive/", memory.MemoryArchiveApi.as_view(), name="memory-archive"),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path(api, include(api_urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     # Unknown API URLs answer in the error envelope even with DEBUG on (Django's debug 404 is HTML).
-    re_path(r"^api/", api_not_found),
+    re_path(r"^api/", unknown_api_url),
 ]
 
 handler400 = "tutor.errors.handler400"

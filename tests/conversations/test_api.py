@@ -19,18 +19,38 @@ def test_create_and_list_newest_first(clients):
     assert [c["id"] for c in body["results"]] == [second, first]
 
 
-def test_detail_paginates_messages(clients, llm, settings):
-    """GET /conversations/{id}/ returns the conversation and a page of its messages in order."""
+def test_detail_opens_on_the_latest_messages(clients, llm, settings):
+    """GET /conversations/{id}/ returns the conversation and its latest messages, newest first,
+    with the cursor of the older page."""
     cid = start(clients["alice"])
     for i in range(3):
         assert send(clients["alice"], cid, f"question {i}", f"m{i}").status_code == 201
-    body = clients["alice"].get(f"/api/v1/conversations/{cid}/?page_size=4").json()
+    body = clients["alice"].get(f"/api/v1/conversations/{cid}/?limit=4").json()
     assert body["message_count"] == 6
-    assert body["messages"]["count"] == 6
-    assert [m["seq"] for m in body["messages"]["results"]] == [1, 2, 3, 4]
-    page2 = clients["alice"].get(f"/api/v1/conversations/{cid}/?page_size=4&page=2").json()
-    assert [m["seq"] for m in page2["messages"]["results"]] == [5, 6]
-    assert page2["messages"]["results"][0]["role"] == "student"
+    assert [m["seq"] for m in body["messages"]["results"]] == [6, 5, 4, 3]
+    assert body["messages"]["next_before"] == body["messages"]["results"][-1]["id"]
+
+
+def test_messages_page_backwards_with_a_cursor(clients, llm, settings):
+    """GET .../messages/ pages newest first with ?before=<id>: no message is skipped or repeated,
+    the oldest page says next_before null, and a bad cursor is a 400 in the envelope."""
+    cid = start(clients["alice"])
+    for i in range(3):
+        assert send(clients["alice"], cid, f"question {i}", f"m{i}").status_code == 201
+    url = f"/api/v1/conversations/{cid}/messages/"
+    first = clients["alice"].get(f"{url}?limit=4").json()
+    assert [m["seq"] for m in first["results"]] == [6, 5, 4, 3]
+    older = clients["alice"].get(f"{url}?limit=4&before={first['next_before']}").json()
+    assert [m["seq"] for m in older["results"]] == [2, 1]
+    assert older["next_before"] is None
+    assert older["results"][-1]["role"] == "student"
+    exact = clients["alice"].get(f"{url}?limit=2&before={first['results'][1]['id']}").json()
+    assert [m["seq"] for m in exact["results"]] == [4, 3]
+    for bad in ("before=abc", "before=0", "limit=0", "limit=101", f"before={2**63}"):
+        resp = clients["alice"].get(f"{url}?{bad}")
+        assert resp.status_code == 400, bad
+        assert resp.json()["error"]["code"] == "invalid"
+    assert clients["bob"].get(url).status_code == 404
 
 
 @pytest.mark.parametrize(

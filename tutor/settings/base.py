@@ -63,8 +63,11 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "llm",
     "conversations",
@@ -73,12 +76,17 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Answers cross-origin preflights before authentication (tutor.settings: CORS_*).
+    "corsheaders.middleware.CorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # Chooses the language of messages: the user's `language`, else Accept-Language (tutor.i18n).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "tutor.errors.ErrorsAsJson",
 ]
 
 ROOT_URLCONF = "tutor.urls"
@@ -137,10 +145,14 @@ LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("fr", "Français")]
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The project's own French messages; Django's and DRF's ship with them.
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# The ASGI application serves /static/ itself (tutor.asgi); 0 when a proxy or CDN serves it.
+SERVE_STATIC = env_bool("SERVE_STATIC", True)
 
 # Threads per process that run the chat turn's database steps (tutor.db): as many as the
 # process may hold connections. 0: each request's own thread.
@@ -162,18 +174,62 @@ else:
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "tutor.auth.TokenAuthentication",
+        "tutor.auth.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "tutor.api.Pagination",
     "PAGE_SIZE": 20,
     "EXCEPTION_HANDLER": "tutor.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["tutor.api.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "tutor.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": [],
 }
+# JSON bodies nested deeper than this are refused with 400 (tutor.api.JSONParser).
+JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 32)
+
+# --- OpenAPI (drf-spectacular): /api/schema/, and /api/docs/ with assets served from here -------
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Tutor API",
+    "DESCRIPTION": (
+        "A chat backend for tutoring apps with long-term memory. Every error answers "
+        "`{\"error\": {\"code\", \"message\", \"details\", \"retry_safe\"}}`."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Request and response bodies as separate components: `id`, `created_at` and the like are
+    # required in responses and absent from requests, so a generated client types both exactly.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "LanguageEnum": "accounts.models.User.Language",
+        "UserRoleEnum": "accounts.models.User.Role",
+        "ConversationStatusEnum": "conversations.models.Conversation.Status",
+        "SummaryStatusEnum": "conversations.models.Conversation.SummaryStatus",
+        "MessageRoleEnum": "conversations.models.Message.Role",
+        "MemoryKindEnum": "memory.models.AIMemory.Kind",
+        "MemorySourceEnum": "memory.models.AIMemory.Source",
+        "MemoryStatusEnum": "memory.models.AIMemory.Status",
+        "MemoryVisibilityEnum": "memory.models.AIMemory.Visibility",
+    },
+}
+
+# --- Browsers: CORS for apps on other origins, sessions and CSRF for the web ---------------------
+# Origins allowed to call the API from a browser, comma-separated (e.g. https://app.school.org).
+CORS_ALLOWED_ORIGINS = [o for o in env_str("CORS_ALLOWED_ORIGINS").split(",") if o]
+CORS_URLS_REGEX = r"^/api/.*$"
+# Cookies (a session) cross-origin too; token clients need not.
+CORS_ALLOW_CREDENTIALS = env_bool("CORS_ALLOW_CREDENTIALS", False)
+CORS_EXPOSE_HEADERS = ["Retry-After"]
+# Origins whose session-authenticated writes pass the CSRF check (defaults to the CORS origins).
+CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS", ",".join(CORS_ALLOWED_ORIGINS)).split(",") if o]
+CSRF_FAILURE_VIEW = "tutor.errors.csrf_failure"
+
 # Throttles (tutor.throttles), "<count>/<second|minute|hour|day>"; empty turns one off.
 THROTTLE_SEND_RATE = env_str("THROTTLE_SEND_RATE", "30/minute")  # chat sends per user
 # Wrong passwords per username, and per client address, before POST /auth/token/ answers 429
