@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.selectors import student_get_visible
@@ -23,7 +24,7 @@ from llm.tokens import count_tokens
 from memory import embeddings, fts
 from memory.models import AIMemory, MemoryEmbedding, StudentMemoryRevision
 from memory.validation import validate_content, validate_title
-from tutor.errors import Conflict, Forbidden
+from tutor.errors import Conflict, Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -109,8 +110,11 @@ def memory_note_save(*, student_id: int, conversation_id: int, title: object, co
     return memory, True
 
 
-def teacher_note_create(*, teacher: Any, student_id: Any, title: object, content: object) -> AIMemory:
-    """A teacher adds a note to the memory of a student in one of their classes.
+def teacher_note_create(
+    *, teacher: Any, student_id: Any, title: object, content: object, visibility: str = AIMemory.Visibility.STUDENT
+) -> AIMemory:
+    """A teacher adds a note to the memory of a student in one of their classes, seen by the
+    student (and the tutor) or by teachers only (`visibility`).
 
     Another class's student is a 404 (through the scoping primitive); a student is refused.
     """
@@ -126,6 +130,7 @@ def teacher_note_create(*, teacher: Any, student_id: Any, title: object, content
         author=teacher,
         title=clean_title,
         content=clean_content,
+        visibility=visibility,
     )
 
 
@@ -198,17 +203,29 @@ def _memory_for_edit(*, user: Any, memory_id: Any) -> AIMemory:
     return AIMemory.objects.select_for_update().get(pk=memory.pk)
 
 
-def memory_update(*, user: Any, memory_id: Any, title: object = None, content: object = None) -> AIMemory:
-    """Edit a memory's title and/or content (a teacher of the student).
+def memory_update(
+    *, user: Any, memory_id: Any, title: object = None, content: object = None, visibility: str | None = None
+) -> AIMemory:
+    """Edit a memory's title, content and/or visibility (a teacher of the student).
 
     The full-text entry is rewritten in the same transaction; the stale vector is dropped (the
     memory is found lexically meanwhile) and a new one is enqueued after commit. A correction
     settles a fallback summary (needs_review off). An archived memory cannot be edited (Conflict).
+    Only a teacher note can be made teacher-only (Conflict otherwise): what the student said or
+    the tutor wrote to them is theirs to see.
     """
     with transaction.atomic():
         memory = _memory_for_edit(user=user, memory_id=memory_id)
         if memory.status != AIMemory.Status.ACTIVE:
-            raise Conflict("This memory is archived and cannot be edited.")
+            raise Conflict(_("This memory is archived and cannot be edited."))
+        if visibility is not None and visibility != memory.visibility:
+            if memory.kind != AIMemory.Kind.TEACHER_NOTE:
+                raise Conflict(_("Only a teacher note can be kept from the student."))
+            memory.visibility = visibility
+            memory.revision = student_revision_next(memory.student_id)
+            memory.save(update_fields=["visibility", "revision", "updated_at"])
+        if title is None and content is None:
+            return memory
         new_title = memory.title if title is None else validate_title(title)
         new_content = (
             memory.content
@@ -232,6 +249,39 @@ def memory_archive(*, user: Any, memory_id: Any, reason: str) -> AIMemory:
         raise ValidationError({"reason": ["A reason is required to archive a memory."]})
     with transaction.atomic():
         memory = _memory_for_edit(user=user, memory_id=memory_id)
+        if memory.status == AIMemory.Status.ARCHIVED:
+            return memory
+        memory.status = AIMemory.Status.ARCHIVED
+        memory.archived_reason = reason[:300]
+        memory.revision = student_revision_next(memory.student_id)
+        memory.save(update_fields=["status", "archived_reason", "revision", "updated_at"])
+        fts.memory_unindex([memory.pk])
+        MemoryEmbedding.objects.filter(memory=memory).delete()
+    return memory
+
+
+# Archiving is the only change the admin makes to a memory, so it is the model's change
+# permission (the "Tutor staff" group has it; see accounts.migrations.0003_tutor_staff_group).
+MEMORY_ARCHIVE_PERMISSION = "memory.change_aimemory"
+
+
+def memory_archive_by_staff(*, staff: Any, memory_id: int, reason: str) -> AIMemory:
+    """Archive any student's memory from the Django admin, with a reason. Never deletes it.
+
+    `staff` must be an active staff user with MEMORY_ARCHIVE_PERMISSION (superusers have it),
+    else Forbidden: the admin is the one place that acts outside the class scoping, and this
+    permission, not a class, is what allows it. Same writes and guarantees as `memory_archive`
+    (idempotent; the memory leaves the full-text index and loses its vector at commit).
+    """
+    if not (getattr(staff, "is_staff", False) and staff.has_perm(MEMORY_ARCHIVE_PERMISSION)):
+        raise Forbidden("Only staff with the archive permission can archive a memory here.")
+    reason = " ".join(str(reason or "").split())
+    if not reason:
+        raise ValidationError({"reason": ["A reason is required to archive a memory."]})
+    with transaction.atomic():
+        memory = AIMemory.objects.select_for_update().filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound("Memory not found.")
         if memory.status == AIMemory.Status.ARCHIVED:
             return memory
         memory.status = AIMemory.Status.ARCHIVED
