@@ -1,16 +1,38 @@
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import UserManager as DjangoUserManager
 from django.db import models
+
+# Made by the data migration accounts.0003: view permissions on conversations, memories and LLM
+# usage, and the archive permission on memories. A teacher with is_staff in it uses the admin.
+TUTOR_STAFF_GROUP = "Tutor staff"
+
+
+class UserManager(DjangoUserManager["User"]):
+    def create_superuser(
+        self, username: str, email: str | None = None, password: str | None = None, **extra_fields: Any
+    ) -> User:
+        """A superuser is a staff account (role staff), never a student or a teacher: the API's
+        scoping primitive shows it no student's data, and `createsuperuser` cannot make a student."""
+        extra_fields.setdefault("role", User.Role.STAFF)
+        if extra_fields["role"] != User.Role.STAFF:
+            raise ValueError("Superuser must have role=staff.")
+        return super().create_superuser(username, email, password, **extra_fields)
 
 
 class User(AbstractUser):
-    """A student or a teacher. Staff and superusers use the Django admin, not the API."""
+    """A student, a teacher, or a staff account. Staff accounts and teachers with is_staff use
+    the Django admin; the API serves students and teachers only."""
 
     class Role(models.TextChoices):
         STUDENT = "student", "Student"
         TEACHER = "teacher", "Teacher"
+        # The admin's operators (`createsuperuser`): no class, no student data through the API.
+        STAFF = "staff", "Staff"
 
     class Language(models.TextChoices):
         ENGLISH = "en", "English"
@@ -19,6 +41,8 @@ class User(AbstractUser):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.STUDENT)
     language = models.CharField(max_length=8, choices=Language.choices, default=Language.ENGLISH)
     is_demo = models.BooleanField(default=False, help_text="Created by seed_demo.")
+
+    objects: ClassVar[UserManager] = UserManager()
 
     @property
     def is_student(self) -> bool:
