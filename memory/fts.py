@@ -87,18 +87,31 @@ def _stem(word: str, language: str) -> str:
     return fold_accents(_stemmer(language).stemWord(word))
 
 
+# The longest term indexed, in characters: a longer word is cut to its first MAX_TERM_CHARS
+# characters, before stemming (so the stemmer and its cache never hold a pasted blob) and again
+# after (folding can lengthen a word: 'ﬃ' -> 'ffi'). The longest words of English and French
+# dictionaries are under 50 characters; anything longer is a hash, an encoded blob or a held key,
+# which its first 100 characters still identify. At most 4 bytes a character, a term stays far
+# below what a PostgreSQL btree entry can hold (about 2,700 bytes: the memory_posting and
+# memory_term_stats keys), which a 2,700-character word overflowed. Queries are analysed by the
+# same function, so a long word in a query matches the same cut term.
+MAX_TERM_CHARS = 100
+
+
 def analyse(text: str, language: str) -> list[str]:
-    """The index terms of `text`: stop words dropped, stemmed, accents folded, in order."""
+    """The index terms of `text`: stop words dropped, stemmed, accents folded, in order; none
+    longer than MAX_TERM_CHARS."""
     language = language if language in LANGUAGES else DEFAULT_LANGUAGE
     stop = _STOP_WORDS[language]
     terms = []
     for word in _WORD.findall(text.lower()):
+        word = word[:MAX_TERM_CHARS]
         if word.isdigit():
             terms.append(word)
             continue
         if len(word) < 2 or fold_accents(word) in stop:
             continue
-        term = _stem(word, language).replace("_", "")
+        term = _stem(word, language).replace("_", "")[:MAX_TERM_CHARS]
         if term:
             terms.append(term)
     return terms

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+import random
+import string
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection
+from django.utils import timezone
 
+from conversations.models import Conversation
 from memory import fts
 from memory.models import AIMemory
 from memory.recall import recall
-from memory.services import memory_archive, memory_update, teacher_note_create
+from memory.services import memory_archive, memory_summary_store, memory_update, teacher_note_create
 from tests.memory.recall_helpers import concurrent_notes, note
 from tutor.errors import Forbidden, NotFound
 
@@ -21,6 +25,24 @@ def test_analysis_stems_and_folds_accents_in_french_and_english():
     assert fts.analyse("Les élèves et les dénominateurs", "fr") == fts.analyse("eleve denominateur", "fr")
     assert fts.analyse("fractions", "en") == fts.analyse("fraction", "en")
     assert fts.analyse("the and of", "en") == []
+
+
+def test_analysis_cuts_terms_longer_than_the_index_allows():
+    """No term is longer than MAX_TERM_CHARS, whatever the word: letters, digits, or a word that
+    folding lengthens ('ﬃ' -> 'ffi'). A long word is cut, not dropped, the same way in a memory
+    and in a query, so it still finds itself; the words around it are analysed as usual."""
+    bound = fts.MAX_TERM_CHARS
+    letters = "".join(random.Random(1).choices(string.ascii_lowercase, k=5000))
+    digits = "".join(random.Random(2).choices(string.digits, k=5000))
+    terms = fts.analyse(f"Fractions {letters} {digits} {'ﬃ' * 90} denominators", "en")
+    assert terms[0] == "fraction" and terms[-1] == "denomin"
+    assert len(terms) == 5 and all(len(term) <= bound for term in terms)
+    assert terms[1:4] == [letters[:bound], digits[:bound], ("ffi" * 90)[:bound]]
+    assert fts.query_terms(letters, "en") == [letters[:bound]]
+    # Real words are far shorter and untouched.
+    assert fts.analyse("pneumonoultramicroscopicsilicovolcanoconiosis", "en") == [
+        "pneumonoultramicroscopicsilicovolcanoconiosi"
+    ]
 
 
 def _search(student, query):
@@ -102,6 +124,31 @@ def test_teacher_note_is_indexed(school):
         title="Needs extra time on reading tasks", content="Dyslexia support plan in place.",
     )
     assert _search(school["alice"], "dyslexia") == [memory.pk]
+
+
+def test_a_very_long_word_is_indexed_by_every_write(school):
+    """A save_memory note, an edit and a conversation summary with a 5,000-character word (more
+    than a PostgreSQL index entry holds) are stored whole and indexed, with statistics exact,
+    and found by their other words."""
+    alice = school["alice"]
+    blob = "".join(random.Random(3).choices(string.ascii_lowercase, k=5000))
+    tool_note = note(alice, "Pasted a long code into chat", f"The student pasted {blob} during fractions.")
+    conversation = Conversation.objects.create(student=alice, subject="", last_activity_at=timezone.now())
+    summary, created = memory_summary_store(
+        student_id=alice.pk,
+        conversation_id=conversation.pk,
+        title="Geometry session with a pasted code",
+        content=f"The student drew triangles. Then pasted {blob} by mistake.",
+    )
+    assert created and summary.content.endswith(f"{blob} by mistake.")
+    assert AIMemory.objects.get(pk=tool_note.pk).content == f"The student pasted {blob} during fractions."
+    _assert_index_consistent(alice)
+    assert _search(alice, "fractions") == [tool_note.pk]
+    assert _search(alice, "triangles") == [summary.pk]
+
+    memory_update(user=school["teacher_a"], memory_id=tool_note.pk, content=f"Pasted {blob[::-1]} into percentages.")
+    _assert_index_consistent(alice)
+    assert _search(alice, "percentages") == [tool_note.pk]
 
 
 # --- The index's consistency (PostgreSQL postings and statistics, SQLite FTS5) -------------------

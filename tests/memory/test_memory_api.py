@@ -4,6 +4,9 @@ student and another class's teacher get 404: tests/accounts/test_tenancy.py.)"""
 
 from __future__ import annotations
 
+import random
+import string
+
 from memory.models import AIMemory, MemoryEmbedding
 from memory.tasks import memory_embed
 from tests.memory.recall_helpers import note
@@ -104,3 +107,47 @@ def test_unknown_memory_is_404(clients, school):
     teacher = clients["teacher_a"]
     assert teacher.patch("/api/v1/memories/999999/", {"title": "Some new title here"}, format="json").status_code == 404
     assert teacher.post("/api/v1/memories/999999/archive/", {"reason": "x"}, format="json").status_code == 404
+
+
+# A word far longer than PostgreSQL's btree allows in one index entry (about 2,700 bytes, after
+# compression: hence random letters, which do not compress), like a pasted hash or encoded blob.
+LONG_WORD = "".join(random.Random(5000).choices(string.ascii_lowercase, k=5000))
+
+
+def test_a_very_long_word_is_stored_whole_and_the_note_stays_searchable(clients, school):
+    """A teacher note with a 5,000-character word in its content and a word longer than the
+    index's term bound in its title is created (201), stored whole, and found by its other words
+    and by the long word itself (queries are cut by the same rule as the index). A title cannot
+    hold a 5,000-character word: that is a 400 from validation, never a 500."""
+    alice, teacher = school["alice"], clients["teacher_a"]
+    title = "Pasted " + LONG_WORD[:150] + " into fractions homework"
+    content = f"Typed {LONG_WORD} instead of the denominators."
+    response = teacher.post(
+        "/api/v1/memories/", {"student": alice.pk, "title": title, "content": content}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    memory = AIMemory.objects.get(pk=response.json()["id"])
+    assert (memory.title, memory.content) == (title, content)
+    assert _search(teacher, alice, "denominators") == [memory.pk]
+    assert _search(teacher, alice, "homework") == [memory.pk]
+    assert _search(teacher, alice, LONG_WORD) == [memory.pk]
+
+    response = teacher.post(
+        "/api/v1/memories/",
+        {"student": alice.pk, "title": f"Pasted {LONG_WORD} again", "content": "A."},
+        format="json",
+    )
+    assert response.status_code == 400 and "title" in response.json()["error"]["details"], response.content
+
+
+def test_a_correction_with_a_very_long_word_is_200(clients, school):
+    """PATCH with a 5,000-character word in the content stores it whole and re-indexes the memory."""
+    alice, teacher = school["alice"], clients["teacher_a"]
+    memory = note(alice, "Struggles with adding unlike fractions", "Mixed up the denominators twice.")
+    content = f"Now types {LONG_WORD} before every percentage."
+    response = teacher.patch(_url(memory), {"content": content}, format="json")
+    assert response.status_code == 200, response.content
+    memory.refresh_from_db()
+    assert memory.content == content
+    assert _search(teacher, alice, "percentage") == [memory.pk]
+    assert _search(teacher, alice, "denominators") == []
