@@ -6,6 +6,7 @@
 #   WEB_KEEPALIVE        seconds an idle keep-alive connection stays open (5)
 #   WEB_GRACEFUL_TIMEOUT seconds a stopping worker lets its turns finish (30)
 #   WEB_BACKLOG          pending connections the socket queues (2048)
+#   WEB_MAX_URL_BYTES    longer URLs get a JSON 414 (16384)
 #   WEB_ACCESS_LOG       1: log every request (off: the proxy in front logs them, and it costs CPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,6 @@ exec "$PY" -m uvicorn tutor.asgi:application \
   --timeout-keep-alive "${WEB_KEEPALIVE:-5}" \
   --timeout-graceful-shutdown "${WEB_GRACEFUL_TIMEOUT:-30}" \
   --backlog "${WEB_BACKLOG:-2048}" \
-  --no-server-header --lifespan on \
+  --no-server-header --lifespan on --http tutor.server:HttpProtocol \
   $([ "${WEB_ACCESS_LOG:-0}" = 1 ] && echo --access-log || echo --no-access-log) \
   "$@"

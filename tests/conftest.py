@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import Classroom, Enrollment, User
+from tests import schema
 from tests.llm_server import ScriptedLLM
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +32,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError("REQUIRE_POSTGRES=1 but DATABASE_URL is not a PostgreSQL URL")
     if os.environ.get("REQUIRE_REDIS") == "1" and not os.environ.get("REDIS_URL", "").startswith("redis"):
         raise pytest.UsageError("REQUIRE_REDIS=1 but REDIS_URL is not set")
+    schema.install()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    terminalreporter.write_line(f"responses checked against the OpenAPI schema: {schema.checked['responses']}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

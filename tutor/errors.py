@@ -178,6 +178,14 @@ def unknown_api_url(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResp
 unknown_api_url.csrf_exempt = True  # type: ignore[attr-defined]
 
 
+def unknown_url(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Any other unknown URL (outside the admin): a 404 in the envelope, DEBUG or not."""
+    return handler404(request)
+
+
+unknown_url.csrf_exempt = True  # type: ignore[attr-defined]
+
+
 class ErrorsAsJson(MiddlewareMixin):
     """Middleware: an exception no view handled answers in the envelope, with DEBUG on too,
     and is logged; an oversized body is a 413. (With DEBUG off Django's handler500 does the

@@ -38,6 +38,7 @@ _ALWAYS = {
 _WRITES = {
     "409": "The state does not allow it (an ended conversation, an archived memory).",
     "413": "The request body is larger than the server accepts.",
+    "415": "The body is not JSON (Content-Type: application/json).",
 }
 
 

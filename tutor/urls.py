@@ -6,7 +6,7 @@ from accounts import apis as accounts
 from conversations import apis as conversations
 from memory import apis as memory
 from tutor.api import IdConverter
-from tutor.errors import unknown_api_url
+from tutor.errors import unknown_api_url, unknown_url
 
 register_converter(IdConverter, "id")
 
@@ -41,8 +41,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
-    # Unknown API URLs answer in the error envelope even with DEBUG on (Django's debug 404 is HTML).
+    # Unknown URLs answer in the error envelope even with DEBUG on (Django's debug 404 is HTML).
     re_path(r"^api/", unknown_api_url),
+    re_path(r"^(?!admin/)", unknown_url),
 ]
 
 handler400 = "tutor.errors.handler400"

@@ -27,6 +27,7 @@ def alice_data(school, clients, llm):
 # (method, url template, body) for every endpoint that names one of alice's rows.
 DETAIL_ENDPOINTS = [
     ("get", "/api/v1/conversations/{conversation}/", None),
+    ("get", "/api/v1/conversations/{conversation}/messages/", None),
     ("post", "/api/v1/conversations/{conversation}/messages/", {"content": "hello", "client_message_id": "x1"}),
     ("post", "/api/v1/conversations/{conversation}/end/", None),
     ("get", "/api/v1/memories/{memory}/", None),
@@ -50,6 +51,7 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
     payload = None
     if body is not None:
         payload = {k: (v.format(**alice_data) if isinstance(v, str) else v) for k, v in body.items()}
+
     def state():
         memory = AIMemory.objects.get(pk=alice_data["memory"])
         conversation = Conversation.objects.get(pk=alice_data["conversation"])
@@ -64,6 +66,57 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
         assert resp.status_code == 404, resp.content
     assert resp.json()["error"]["code"] in ("not_found", "forbidden")
     assert state() == before
+
+
+# Endpoints that name no one's row: each user gets only their own (tests below and in tests/tutor).
+OWN_ENDPOINTS = {
+    "/api/v1/auth/token/",
+    "/api/v1/auth/csrf/",
+    "/api/v1/auth/login/",
+    "/api/v1/auth/logout/",
+    "/api/v1/me/",
+    "/api/v1/students/",
+    "/api/v1/conversations/",
+    "/api/v1/memories/",
+}
+
+
+def test_every_endpoint_is_in_the_matrix():
+    """Each API URL is either in DETAIL_ENDPOINTS (with its path parameters) or names no row."""
+    from tests import schema
+
+    covered = {url.split("?")[0] for _, url, _ in DETAIL_ENDPOINTS}
+    for path in schema.published_schema()["paths"]:
+        if "{" in path:
+            template = path.replace("{conversation_id}", "{conversation}").replace("{memory_id}", "{memory}")
+            template = template.replace("{student_id}", "{student}")
+            assert template in covered, f"{path} is not in the tenancy matrix"
+        else:
+            assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"
+
+
+@pytest.mark.parametrize("intruder", ["alice", "bob", "teacher_b"])
+@pytest.mark.parametrize(
+    ("method", "url", "body"),
+    [
+        ("get", "/api/v1/memories/{memory}/", None),
+        ("patch", "/api/v1/memories/{memory}/", {"title": "Rewritten by the student"}),
+        ("post", "/api/v1/memories/{memory}/archive/", {"reason": "Archived by the student"}),
+    ],
+)
+def test_teacher_only_note_is_404_to_its_student_too(clients, school, intruder, method, url, body):
+    """A teacher-only note is a 404 to the student it describes, as to anyone outside the class."""
+    note = teacher_note_create(
+        teacher=school["teacher_a"],
+        student_id=school["alice"].pk,
+        title="Loses focus after long paragraphs",
+        content="x",
+        visibility=AIMemory.Visibility.TEACHER_ONLY,
+    )
+    resp = getattr(clients[intruder], method)(url.format(memory=note.pk), body, format="json")
+    assert resp.status_code == 404, resp.content
+    note.refresh_from_db()
+    assert (note.title, note.status) == ("Loses focus after long paragraphs", "active")
 
 
 def test_lists_show_only_own_rows(clients, alice_data):

@@ -1,0 +1,74 @@
+"""The OpenAPI schema: published, valid, complete, and enforced on every test's responses."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from openapi_spec_validator import validate
+
+from memory.serializers import MemoryOutput
+from tests import schema
+from tutor import urls
+
+
+def test_schema_is_served_and_valid(client, db):
+    """GET /api/schema/ (no login) is an OpenAPI 3 document that validates, with the envelope
+    and the turn's events as components; /api/docs/ serves its assets from this server."""
+    resp = client.get("/api/schema/?format=json")
+    assert resp.status_code == 200
+    document = resp.json()
+    validate(document)
+    assert document["openapi"].startswith("3.")
+    components = document["components"]["schemas"]
+    for name in ("ErrorEnvelope", "TurnEvent", "MessagePage", "PaginatedMemoryOutputList", "TurnOutput"):
+        assert name in components, name
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 200
+    html = docs.content.decode()
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in html
+    assert "cdn" not in html.lower()
+
+
+def _api_routes(patterns: list, prefix: str = "") -> list[str]:
+    routes = []
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            routes += _api_routes(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern):
+            routes.append(prefix + str(pattern.pattern))
+    return routes
+
+
+def test_every_endpoint_is_documented(db):
+    """Each /api/v1/ URL has its operations in the schema, every one with the error envelope."""
+    paths = schema.published_schema()["paths"]
+    routes = [r for r in _api_routes(get_resolver(urls).url_patterns) if r.startswith("api/v1/")]
+    assert len(routes) >= 14
+    for route in routes:
+        path = "/" + route.replace("<id:", "{").replace(">", "}")
+        assert path in paths, path
+        for operation in paths[path].values():
+            errors = {code for code in operation["responses"] if code >= "400"}
+            assert {"400", "401", "404", "500"} <= errors, (path, errors)
+            envelope = operation["responses"]["404"]["content"]["application/json"]["schema"]
+            assert envelope == {"$ref": "#/components/schemas/ErrorEnvelope"}
+
+
+def test_a_response_outside_the_schema_fails_the_test(clients, school, monkeypatch):
+    """The check is real: a memory without its title, or a status the operation does not
+    document, fails whichever test received it."""
+    from memory.services import teacher_note_create
+
+    note = teacher_note_create(
+        teacher=school["teacher_a"], student_id=school["alice"].pk, title="Prefers short worked examples", content="x"
+    )
+    original = MemoryOutput.to_representation
+
+    def without_title(self, instance):
+        body = original(self, instance)
+        body.pop("title")
+        return body
+
+    monkeypatch.setattr(MemoryOutput, "to_representation", without_title)
+    with pytest.raises(AssertionError, match="title"):
+        clients["alice"].get(f"/api/v1/memories/{note.pk}/")
