@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -64,7 +64,9 @@ def _attempt_start(conversation_id: int) -> None:
 
 
 def summary_attempt_failed(*, conversation_id: int, error: str) -> None:
-    """Record a transient failure; the summary stays pending so the sweep retries it later."""
+    """Record a failed attempt (its error, one more attempt); the summary stays pending, for the
+    task's next retry or, after the last, the sweep (transient) or `summary_settle_failed`
+    (permanent)."""
     Conversation.objects.filter(pk=conversation_id, summary_status=Conversation.SummaryStatus.PENDING).update(
         summary_attempts=F("summary_attempts") + 1, summary_error=error[:300], summary_requested_at=timezone.now()
     )
@@ -83,8 +85,9 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
     the answer is invalid even after one repair) stores an honest fallback memory written from
     the conversation itself (`needs_review`, low confidence), so an ended conversation always
     leaves a memory. Raises gateway.LLMUnavailable when the model is unreachable (transient),
-    and TurnInProgress while a turn still holds the conversation's lease (its reply is stored,
-    then summarised), for the task to retry.
+    TurnInProgress while a turn still holds the conversation's lease (its reply is stored, then
+    summarised), and the database's errors (`is_permanent_database_error` tells which no retry
+    fixes), for the task to retry or settle (`summary_settle_failed`).
     """
     conversation = Conversation.objects.select_related("student").filter(pk=conversation_id).first()
     if conversation is None:
@@ -171,6 +174,48 @@ def summary_fallback_pending(*, conversation_id: int, error: str) -> None:
         summary_fallback_store(conversation=conversation, error=error, settled=False)
 
 
+def is_permanent_database_error(exc: BaseException) -> bool:
+    """Whether the same write will fail again: any DatabaseError (data too long, a constraint, bad
+    SQL) but a lost or refused connection, a lock or a serialisation failure (OperationalError,
+    InterfaceError), which a retry may get past. PostgreSQL's SQLSTATE class 54 (program limit
+    exceeded: a key too large for its index) is permanent too, though psycopg files it under
+    OperationalError."""
+    if isinstance(exc, InterfaceError) or not isinstance(exc, DatabaseError):
+        return False
+    if isinstance(exc, OperationalError):
+        return str(getattr(exc.__cause__, "sqlstate", "") or "").startswith("54")
+    return True
+
+
+def summary_settle_failed(*, conversation_id: int, error: str) -> Outcome:
+    """Settle a pending summary that a permanent database error keeps from being stored, once the
+    task has retried it SUMMARY_MAX_RETRIES times: the fallback memory is stored if it can be
+    (FALLBACK, to be reviewed, like a summary the model could not write), else the summary is
+    marked FAILED. Either way it is no longer pending, so the sweep never sends it again (no
+    model call is paid for it again), and `summary_error` keeps the error. Never silently lost:
+    a conversation is left without a memory only if the fallback cannot be stored either, and
+    that is logged with its traceback and shown as FAILED. A summary settled meanwhile is left
+    alone (ALREADY_DONE). A transient error while settling propagates: the summary stays pending
+    and the sweep tries again later.
+    """
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is None or conversation.summary_status != Conversation.SummaryStatus.PENDING:
+        return Outcome.ALREADY_DONE
+    try:
+        summary_fallback_store(conversation=conversation, error=error, settled=True)
+    except DatabaseError as exc:
+        if not is_permanent_database_error(exc):
+            raise
+        logger.exception(
+            "summary: conversation %s: the fallback cannot be stored either; summary marked failed", conversation_id
+        )
+        Conversation.objects.filter(pk=conversation_id, summary_status=Conversation.SummaryStatus.PENDING).update(
+            summary_status=Conversation.SummaryStatus.FAILED, summary_error=error[:300], summary_owner=""
+        )
+        return Outcome.FAILED
+    return Outcome.FALLBACK
+
+
 def _transcript_within_window(conversation: Conversation, call: dict[str, Any]) -> str:
     """The conversation as a delimited transcript that fits the summary model: whole if it fits,
     else the notes of its parts (each part summarised on its own, oldest first)."""
@@ -204,7 +249,8 @@ def _transcript_within_window(conversation: Conversation, call: dict[str, Any]) 
 
 
 def pending_summaries_due() -> list[int]:
-    """Pending summaries that nothing is working on any more, oldest first:
+    """Pending summaries that nothing is working on any more, oldest first (a settled summary,
+    done, skipped, settled by a fallback or failed, is never sent again):
     - never started SUMMARY_UNSTARTED_AFTER_SECONDS after they were requested (the broker lost
       the message, or was down when the conversation ended);
     - started by a process of this host that has died (a worker killed mid-call): recovered as

@@ -5,7 +5,7 @@ import random
 
 from celery import shared_task
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.utils import timezone
 
 from conversations.models import Conversation
@@ -22,12 +22,18 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
 
     Safe to run twice or to be redelivered: `conversation_summary_write` skips a conversation
     whose summary is settled, and a unique constraint allows one summary per conversation.
-    A conversation ended while a turn was in progress waits for that turn's reply. Transient
-    errors (the model unreachable, the database restarting) retry with exponential backoff and
-    jitter, up to SUMMARY_MAX_RETRIES; after that a fallback memory is stored (so the student's
-    conversation is never without one), the summary stays pending, and `summaries_sweep`
-    enqueues it again later: a model's summary then replaces the fallback. Permanent failures
-    are settled inside `conversation_summary_write` with a fallback, never retried.
+    A conversation ended while a turn was in progress waits for that turn's reply. Errors retry
+    with exponential backoff and jitter, up to SUMMARY_MAX_RETRIES; after that:
+    - a transient error (the model unreachable, the database restarting): a fallback memory is
+      stored (so the student's conversation is never without one), the summary stays pending,
+      and `summaries_sweep` enqueues it again later: a model's summary then replaces the
+      fallback;
+    - a permanent database error (`summaries.is_permanent_database_error`: the summary cannot be
+      stored, however often the model is asked): the summary is settled by
+      `summary_settle_failed`, with the fallback memory if that can be stored, else marked
+      failed, and logged with its traceback; the sweep never sends it again.
+    Permanent failures of the model are settled inside `conversation_summary_write` with a
+    fallback, never retried.
     """
     try:
         return summaries.conversation_summary_write(conversation_id=conversation_id).value
@@ -35,15 +41,24 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
         # The conversation ended mid-turn: the reply is stored when the turn finishes (or its
         # lease expires), and the summary is written after it.
         raise self.retry(exc=exc, countdown=max(1.0, settings.TURN_LEASE_SECONDS / 6)) from exc
-    except (LLMError, OperationalError, InterfaceError) as exc:
+    except (LLMError, DatabaseError, InterfaceError) as exc:
         retries = self.request.retries
+        last = retries >= settings.SUMMARY_MAX_RETRIES
+        permanent = summaries.is_permanent_database_error(exc)
         try:
             summaries.summary_attempt_failed(conversation_id=conversation_id, error=str(exc))
-            if retries >= settings.SUMMARY_MAX_RETRIES:
+            if last and permanent:
+                logger.exception(
+                    "summary: conversation %s: permanent database error after %s tries; settled",
+                    conversation_id,
+                    retries + 1,
+                )
+                return summaries.summary_settle_failed(conversation_id=conversation_id, error=str(exc)).value
+            if last:
                 summaries.summary_fallback_pending(conversation_id=conversation_id, error=str(exc))
         except (OperationalError, InterfaceError):
             logger.warning("summary: conversation %s: the database is down too", conversation_id)
-        if retries >= settings.SUMMARY_MAX_RETRIES:
+        if last:
             logger.warning(
                 "summary: conversation %s still pending after %s tries (%s); fallback stored, the sweep will retry",
                 conversation_id,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from unittest import mock
 
 import pytest
-from django.db import IntegrityError
+from django.db import DataError, IntegrityError, OperationalError, ProgrammingError
+from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from conversations.services import conversation_close
 from memory.models import AIMemory
 from memory.services import memory_summary_store
-from memory.summaries import Outcome, conversation_summary_write
+from memory.summaries import Outcome, conversation_summary_write, pending_summaries_due
 from tests.conftest import client_for
 from tests.conversations.test_turn import send, start
 
@@ -192,3 +195,79 @@ def test_a_database_error_during_a_summary_is_retried_not_a_failure(ended, llm, 
     assert conversation.summary_status == "pending" and "terminating connection" in conversation.summary_error
     assert conversation.summary_attempts == settings.SUMMARY_MAX_RETRIES + 1
     assert not AIMemory.objects.exists()
+
+
+def _index_row_too_large() -> OperationalError:
+    """What Django raises on PostgreSQL for a key too large for its index: an OperationalError
+    (psycopg files SQLSTATE class 54, program limit exceeded, there) that no retry can fix."""
+    from psycopg.errors import ProgramLimitExceeded
+
+    error = OperationalError("index row size 5040 exceeds btree version 4 maximum 2704")
+    error.__cause__ = ProgramLimitExceeded("index row size 5040 exceeds btree version 4 maximum 2704")
+    return error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        DataError("value too long for type character varying(200)"),
+        IntegrityError("null value in column violates not-null constraint"),
+        ProgrammingError("column does not exist"),
+        _index_row_too_large(),
+    ],
+    ids=["data", "integrity", "programming", "program_limit"],
+)
+def test_a_permanent_database_error_settles_the_summary_with_a_fallback(ended, llm, settings, caplog, error):
+    """A database error that no retry fixes, raised while storing the model's summary, is retried
+    SUMMARY_MAX_RETRIES times at most (one model call each), then settled: the fallback memory is
+    stored (status fallback, the error kept and logged with its traceback), and the sweep never
+    sends it again, so the model is not paid for it again."""
+    from memory import summaries
+    from memory.tasks import conversation_summarize, summaries_sweep
+
+    settings.SUMMARY_MAX_RETRIES = 2
+    store = summaries.memory_summary_store
+
+    def store_fails_unless_fallback(**kwargs):
+        if kwargs.get("fallback"):
+            return store(**kwargs)
+        raise error
+
+    with mock.patch.object(summaries, "memory_summary_store", side_effect=store_fails_unless_fallback):
+        result = conversation_summarize.apply(args=(ended,))
+    assert result.get() == "fallback"
+    assert len(llm.calls("summary")) == settings.SUMMARY_MAX_RETRIES + 1
+    conversation = Conversation.objects.get(pk=ended)
+    assert conversation.summary_status == "fallback" and str(error) in conversation.summary_error
+    assert conversation.summary_attempts == settings.SUMMARY_MAX_RETRIES + 1
+    memory = AIMemory.objects.get(source_conversation_id=ended)
+    assert memory.needs_review is True and "Can you help me with fractions" in memory.content
+    [record] = [r for r in caplog.records if r.levelname == "ERROR" and f"conversation {ended}" in r.getMessage()]
+    assert record.exc_info is not None
+
+    # Long past the sweep's delay, it is not due again: the model is not called again.
+    Conversation.objects.filter(pk=ended).update(summary_requested_at=timezone.now() - timedelta(days=1))
+    assert ended not in pending_summaries_due()
+    assert summaries_sweep.apply().get() == 0
+    assert len(llm.calls("summary")) == settings.SUMMARY_MAX_RETRIES + 1
+
+
+def test_a_permanent_database_error_that_also_refuses_the_fallback_marks_the_summary_failed(
+    ended, llm, settings, caplog
+):
+    """If even the fallback memory cannot be stored, the summary is marked failed with the error
+    (logged with its traceback), never pending again: settled, not silently lost."""
+    from memory import summaries
+    from memory.tasks import conversation_summarize
+
+    settings.SUMMARY_MAX_RETRIES = 1
+    with mock.patch.object(summaries, "memory_summary_store", side_effect=DataError("value too long")):
+        result = conversation_summarize.apply(args=(ended,))
+    assert result.get() == "failed"
+    assert len(llm.calls("summary")) == 2
+    conversation = Conversation.objects.get(pk=ended)
+    assert conversation.summary_status == "failed" and conversation.summary_error == "value too long"
+    assert not AIMemory.objects.filter(source_conversation_id=ended).exists()
+    assert any(r.levelname == "ERROR" and r.exc_info for r in caplog.records)
+    Conversation.objects.filter(pk=ended).update(summary_requested_at=timezone.now() - timedelta(days=1))
+    assert ended not in pending_summaries_due()
