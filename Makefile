@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run serve test install install-dev lint bench bench-load clean
+.PHONY: run serve test install install-dev lint bench bench-load client clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,18 @@ lint: install-dev
 test: lint
 	$(PY) -m pytest
 
+# The typed TypeScript client (clients/typescript) and the web app's scripts (web/static/web),
+# from the API: the schema (validated), npm ci, the types, a type check, the bundles. Needs
+# Node.js 20+ and npm. Their output is committed; CI fails when it differs from the code's.
+CLIENT_DIR := clients/typescript
+
+client: install
+	$(PY) manage.py spectacular --file $(CLIENT_DIR)/openapi.yaml --validate --fail-on-warn
+	cd $(CLIENT_DIR) && npm ci --no-audit --no-fund
+	cd $(CLIENT_DIR) && npm run generate
+	cd $(CLIENT_DIR) && npm run check
+	cd $(CLIENT_DIR) && npm run build
+
 bench: install-dev
 	$(PY) bench/chat_turn.py
 
@@ -48,4 +60,4 @@ bench-load: install-dev
 	$(PY) bench/load.py
 
 clean:
-	rm -rf var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -38,6 +38,7 @@ api_urls = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path(api, include(api_urls)),
+    path("app/", include("web.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),

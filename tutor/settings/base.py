@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "llm",
     "conversations",
     "memory",
+    "web",
 ]
 
 MIDDLEWARE = [

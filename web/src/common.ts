@@ -1,0 +1,207 @@
+/**
+ * What both pages share: the API client (a session, with the CSRF token on every write), small
+ * DOM helpers, error messages, and signing in and out with the language switch.
+ */
+import {
+  ApiError,
+  createClient,
+  type Language,
+  type Memory,
+  type User,
+  unwrap,
+} from "../../clients/typescript/src/index";
+import { formatDate, isKey, language, setLanguage, t, translatePage, type Key } from "./i18n";
+
+export const api = createClient({ auth: { session: true } });
+
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`#${id} is missing from the page`);
+  return node as T;
+}
+
+type Child = Node | string | null | undefined | false;
+
+/** An element with attributes (`class`, `for`, `aria-*`...) and children; text is never parsed as HTML. */
+export function h(tag: string, attrs: Record<string, string | boolean> = {}, ...children: Child[]): HTMLElement {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === true) node.setAttribute(name, "");
+    else if (value !== false) node.setAttribute(name, value);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined && child !== false) node.append(child);
+  }
+  return node;
+}
+
+/** The message to show for a failure: the server's own (translated), else ours. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.fromServer ? error.message : t("error_http", { status: error.status });
+  if (error instanceof TypeError) return t("error_network");
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Show an error in the page's alert region (cleared with `null`). */
+export function showError(error: unknown): void {
+  const region = byId("error");
+  region.textContent = error === null ? "" : errorMessage(error);
+  region.hidden = error === null;
+}
+
+/** Run a user's action with its button disabled, showing any error; true if it succeeded. */
+export async function act(button: HTMLButtonElement | null, action: () => Promise<void>): Promise<boolean> {
+  showError(null);
+  if (button) button.disabled = true;
+  try {
+    await action();
+    return true;
+  } catch (error) {
+    showError(error);
+    return false;
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+export function label(key: string): string {
+  return isKey(key) ? t(key) : key;
+}
+
+/** A memory's provenance, as a description list (the teacher's page shows it all). */
+export function provenance(memory: Memory, me: User): HTMLElement {
+  const author =
+    memory.author === null || memory.author === undefined
+      ? t("none")
+      : memory.author === me.id
+        ? t("author_you")
+        : t("author_teacher", { id: memory.author });
+  const rows: [Key, string][] = [
+    ["kind", label(`kind_${memory.kind}`)],
+    ["source", label(`source_${memory.source}`)],
+    ["author", author],
+    ["visibility", label(`visibility_${memory.visibility ?? "student"}`)],
+    ["status", label(`status_${memory.status ?? "active"}`)],
+    ["confidence", memory.confidence === undefined ? t("none") : `${Math.round(memory.confidence * 100)} %`],
+    ["created", formatDate(memory.created_at)],
+    ["updated", formatDate(memory.updated_at)],
+  ];
+  if (memory.source_conversation) {
+    rows.push(["source_conversation", t("conversation_number", { id: memory.source_conversation })]);
+  }
+  if (memory.status === "archived") rows.push(["archived_reason", memory.archived_reason || t("none")]);
+  if (memory.needs_review) rows.push(["needs_review", t("yes")]);
+  const list = h("dl", { class: "provenance" });
+  for (const [key, value] of rows) {
+    list.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));
+  }
+  return list;
+}
+
+export interface Page {
+  role: NonNullable<User["role"]>;
+  /** Called once signed in (again after each sign-in). */
+  start(me: User): Promise<void>;
+  /** Called after the language changed: redraw what was drawn from data. */
+  redraw(): void;
+  /** Called on sign-out: forget what was shown. */
+  reset(): void;
+}
+
+/**
+ * Sign-in, sign-out and the language switch around a page: shows the sign-in form until a
+ * session exists, then the page (or a pointer to the other page for the other role).
+ */
+export async function run(page: Page): Promise<void> {
+  translatePage();
+  const loginSection = byId("login");
+  const account = byId("account");
+  const app = byId("app");
+  const wrongPage = byId("wrong-page");
+  const languageSelect = byId<HTMLSelectElement>("language");
+  const loading = byId("loading");
+  let me: User | null = null;
+
+  function showLanguage(lang: Language): void {
+    setLanguage(lang);
+    languageSelect.value = lang;
+    translatePage();
+    if (me) byId("whoami").textContent = t("signed_in_as", { name: displayName(me) });
+    page.redraw();
+  }
+
+  async function signedIn(user: User): Promise<void> {
+    me = user;
+    loginSection.hidden = true;
+    account.hidden = false;
+    showLanguage(user.language ?? "en");
+    if ((user.role ?? "student") !== page.role) {
+      wrongPage.hidden = false;
+      return;
+    }
+    app.hidden = false;
+    await page.start(user);
+  }
+
+  function signedOut(): void {
+    me = null;
+    account.hidden = true;
+    app.hidden = true;
+    wrongPage.hidden = true;
+    loginSection.hidden = false;
+    page.reset();
+    byId<HTMLInputElement>("username").focus();
+  }
+
+  byId<HTMLFormElement>("login-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const username = byId<HTMLInputElement>("username").value;
+    const password = byId<HTMLInputElement>("password");
+    void act(form.querySelector("button"), async () => {
+      // A CSRF cookie first (the page set one, but it may have expired), then the session.
+      unwrap(await api.GET("/api/v1/auth/csrf/"));
+      const { user } = unwrap(await api.POST("/api/v1/auth/login/", { body: { username, password: password.value } }));
+      password.value = "";
+      await signedIn(user);
+    });
+  });
+
+  byId<HTMLButtonElement>("logout").addEventListener("click", (event) => {
+    void act(event.currentTarget as HTMLButtonElement, async () => {
+      unwrap(await api.POST("/api/v1/auth/logout/"));
+      signedOut();
+    });
+  });
+
+  languageSelect.addEventListener("change", () => {
+    const lang = languageSelect.value === "fr" ? "fr" : "en";
+    if (!me) {
+      showLanguage(lang);
+      return;
+    }
+    void act(null, async () => {
+      const user = unwrap(await api.PATCH("/api/v1/me/", { body: { language: lang } }));
+      me = user;
+      showLanguage(user.language ?? lang);
+    }).then((ok) => {
+      if (!ok) languageSelect.value = language();
+    });
+  });
+
+  try {
+    const result = await api.GET("/api/v1/me/");
+    if (result.response.status === 401 || result.response.status === 403) signedOut();
+    else await signedIn(unwrap(result));
+  } catch (error) {
+    signedOut();
+    showError(error);
+  } finally {
+    loading.hidden = true;
+  }
+}
+
+export function displayName(user: User): string {
+  const full = [user.first_name, user.last_name].filter(Boolean).join(" ");
+  return full ? `${full} (${user.username})` : user.username;
+}
