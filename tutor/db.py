@@ -21,6 +21,7 @@ from typing import ParamSpec, TypeVar
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
+from django.utils import translation
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,6 +57,18 @@ async def db_step(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R
     pool = _pool()
     if pool is None:
         return await sync_to_async(run)()
+    # Django's active language is per thread (asgiref.local), which a pool thread does not
+    # inherit: the step runs in the caller's, and one it activates (tutor.auth: the user's) comes
+    # back to the caller, as with sync_to_async; the messages and Content-Language follow it.
+    language = translation.get_language()
+
+    def run_in_language() -> tuple[R, str]:
+        with translation.override(language):
+            return run(), translation.get_language()
+
     # contextvars go along (the ORM keeps none of its state there; loggers may).
     context = contextvars.copy_context()
-    return await asyncio.get_running_loop().run_in_executor(pool, context.run, run)
+    result, chosen = await asyncio.get_running_loop().run_in_executor(pool, context.run, run_in_language)
+    if chosen:
+        translation.activate(chosen)
+    return result
