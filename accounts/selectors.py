@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from accounts.models import User
 from tutor.errors import NotFound
@@ -32,8 +33,8 @@ def student_get_visible(*, user: Any, student_id: Any) -> User:
     try:
         pk = int(student_id)
     except (TypeError, ValueError):
-        raise NotFound("Student not found.") from None
+        raise NotFound(_("Student not found.")) from None
     student = students_visible_to(user).filter(pk=pk).first()
     if student is None:
-        raise NotFound("Student not found.")
+        raise NotFound(_("Student not found."))
     return student

@@ -6,6 +6,7 @@ import logging
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.models import User
 
@@ -22,7 +23,8 @@ def user_language_set(*, user: User, language: str) -> User:
     changes nothing.
     """
     if language not in User.Language.values:
-        raise ValidationError({"language": [f"Must be one of: {', '.join(User.Language.values)}."]})
+        choices = ", ".join(User.Language.values)
+        raise ValidationError({"language": [_("Must be one of: %(choices)s.") % {"choices": choices}]})
     with transaction.atomic():
         locked = User.objects.select_for_update().get(pk=user.pk)
         if locked.language == language:

@@ -13,14 +13,30 @@ from typing import Any
 
 from llm.untrusted import neutralise, transcript_block
 
-SYSTEM_PROMPT = (
+_SYSTEM_PROMPT = (
     "You are a patient, encouraging tutor for a school student. Explain step by step, check "
     "understanding with short questions, give hints before answers, and adapt to the student's "
-    "level. Keep answers focused and age-appropriate. Reply in the student's language.\n"
+    "level. Keep answers focused and age-appropriate. {language_line}\n"
     "When you learn something about the student that will matter in later sessions (a "
     "difficulty, a strength, a goal, a preference), call the save_memory tool with a short "
     "title and a note. Do not save small talk."
 )
+
+# User.Language's codes, named in English: the prompt is written for the model, in English.
+LANGUAGE_NAMES = {"en": "English", "fr": "French"}
+
+
+def system_prompt(*, language: str = "") -> str:
+    """The tutor's instructions, naming the student's language (User.language) when it is known."""
+    name = LANGUAGE_NAMES.get(language)
+    if name is None:
+        line = "Reply in the student's language."
+    else:
+        line = f"The student's language is {name} ({language}): reply in {name} unless they write in another language."
+    return _SYSTEM_PROMPT.format(language_line=line)
+
+
+SYSTEM_PROMPT = system_prompt()
 
 MEMORY_BLOCK_OPEN = "<student_memories>"
 MEMORY_BLOCK_CLOSE = "</student_memories>"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible
 from conversations.models import Conversation, Message
@@ -22,10 +23,10 @@ def conversation_get(*, user: Any, conversation_id: Any) -> Conversation:
     try:
         pk = int(conversation_id)
     except (TypeError, ValueError):
-        raise NotFound("Conversation not found.") from None
+        raise NotFound(_("Conversation not found.")) from None
     conversation = Conversation.objects.visible_to(user).filter(pk=pk).first()
     if conversation is None:
-        raise NotFound("Conversation not found.")
+        raise NotFound(_("Conversation not found."))
     return conversation
 
 

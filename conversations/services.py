@@ -15,6 +15,7 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import User
 from conversations import streaming, turns
@@ -34,7 +35,7 @@ class TurnResult:
 
 def conversation_create(*, user: Any, subject: str = "") -> Conversation:
     if getattr(user, "role", None) != User.Role.STUDENT:
-        raise Forbidden("Only students can start a conversation.")
+        raise Forbidden(_("Only students can start a conversation."))
     return Conversation.objects.create(student=user, subject=subject, last_activity_at=timezone.now())
 
 

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from conversations import prompts, turns
 from conversations.models import Message
@@ -158,12 +159,14 @@ async def _open(*, user: Any, conversation_id: Any, content: str, client_message
         if time.monotonic() > deadline:
             if outcome.student_message is not None:
                 raise turns.ConversationBusy(
-                    "Your message is saved and still being answered; retry with the same client_message_id.",
+                    gettext("Your message is saved and still being answered; retry with the same client_message_id."),
                     details={"student_message_id": outcome.student_message.pk},
                 )
             raise turns.ConversationBusy(
-                "The previous message in this conversation is still being answered; your message was not "
-                "stored. Send it again in a moment."
+                gettext(
+                    "The previous message in this conversation is still being answered; your message was not "
+                    "stored. Send it again in a moment."
+                )
             )
         await asyncio.sleep(pause)
         pause = min(pause * 1.5, 0.25)
@@ -200,8 +203,10 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
         logger.error("conversation %s: database unavailable during the turn: %s", claim.conversation_id, exc)
         feed.fail(
             turns.DatabaseUnavailable(
-                "The database became unavailable. Your message is saved; retrying with the same "
-                "client_message_id is safe.",
+                gettext(
+                    "The database became unavailable. Your message is saved; retrying with the same "
+                    "client_message_id is safe."
+                ),
                 details={"student_message_id": claim.student_message.pk},
             )
         )
@@ -210,8 +215,10 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
         await _abandon(claim, usage)
         feed.fail(
             turns.TurnFailed(
-                "The turn failed unexpectedly. Your message is saved; retrying with the same "
-                "client_message_id is safe.",
+                gettext(
+                    "The turn failed unexpectedly. Your message is saved; retrying with the same "
+                    "client_message_id is safe."
+                ),
                 details={"student_message_id": claim.student_message.pk},
             )
         )
@@ -309,16 +316,22 @@ async def _abandon(claim: turns.Claimed, usage: list[LLMUsage]) -> None:
 def _turn_error(exc: gateway.LLMError, claim: turns.Claimed) -> ApplicationError:
     details = {"student_message_id": claim.student_message.pk}
     if isinstance(exc, gateway.LLMNotConfigured):
-        return turns.ModelNotConfigured(str(exc), details=details)
+        return turns.ModelNotConfigured(gettext(gateway.NOT_CONFIGURED_MESSAGE), details=details)
     if isinstance(exc, gateway.LLMBadResponse):
         return turns.ModelBadResponse(
-            f"The tutor model gave an unusable answer ({exc}). Your message is saved; retrying with the "
-            "same client_message_id is safe.",
+            gettext(
+                "The tutor model gave an unusable answer (%(reason)s). Your message is saved; retrying with "
+                "the same client_message_id is safe."
+            )
+            % {"reason": exc},
             details=details,
         )
     return turns.ModelUnavailable(
-        f"The tutor model is unavailable ({exc}). Your message is saved; retrying with the same "
-        "client_message_id is safe.",
+        gettext(
+            "The tutor model is unavailable (%(reason)s). Your message is saved; retrying with the same "
+            "client_message_id is safe."
+        )
+        % {"reason": exc},
         details=details,
     )
 

@@ -30,7 +30,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F
-from django.utils import timezone
+from django.utils import formats, timezone, translation
+from django.utils.translation import gettext as _
 
 from conversations import prompts
 from conversations.context import context_build
@@ -121,7 +122,7 @@ class Claimed:
 def require_student_owner(*, user: Any, conversation: Conversation) -> None:
     # Teachers can read their students' conversations but never write on a student's behalf.
     if user.pk != conversation.student_id:
-        raise Forbidden("Only the student can write in their own conversation.")
+        raise Forbidden(_("Only the student can write in their own conversation."))
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
@@ -141,22 +142,24 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
     except DATABASE_ERRORS as exc:
         logger.error("turn of conversation %s: database unavailable before storing: %s", conversation_id, exc)
         raise DatabaseUnavailable(
-            "The database is unavailable; your message was not stored. Send it again in a moment."
+            _("The database is unavailable; your message was not stored. Send it again in a moment.")
         ) from exc
     if not isinstance(outcome, Claimed):
         return outcome
     try:
         if not gateway.is_configured(gateway.chat_profile()):
             raise ModelNotConfigured(
-                gateway.NOT_CONFIGURED_MESSAGE, details={"student_message_id": outcome.student_message.pk}
+                _(gateway.NOT_CONFIGURED_MESSAGE), details={"student_message_id": outcome.student_message.pk}
             )
         return _with_prompt(outcome)
     except BaseException as exc:
         _release_quietly(conversation_id=outcome.conversation_id, token=outcome.token)
         if isinstance(exc, DATABASE_ERRORS):
             raise DatabaseUnavailable(
-                "The database became unavailable. Your message is saved; retrying with the same "
-                "client_message_id is safe.",
+                _(
+                    "The database became unavailable. Your message is saved; retrying with the same "
+                    "client_message_id is safe."
+                ),
                 details={"student_message_id": outcome.student_message.pk},
             ) from exc
         raise
@@ -172,7 +175,7 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
         if message is not None:
             if message.content != content:
                 raise Conflict(
-                    "client_message_id was already used for a different message in this conversation.",
+                    _("client_message_id was already used for a different message in this conversation."),
                     details={"client_message_id": client_message_id},
                 )
             reply = Message.objects.filter(reply_to=message).first()
@@ -182,11 +185,11 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
                 return Busy(message if conversation.turn_message_id == message.pk else None)
             if conversation.is_ended:
                 raise Conflict(
-                    "This conversation has ended; start a new one.", details={"student_message_id": message.pk}
+                    _("This conversation has ended; start a new one."), details={"student_message_id": message.pk}
                 )
         else:
             if conversation.is_ended:
-                raise Conflict("This conversation has ended; start a new one.")
+                raise Conflict(_("This conversation has ended; start a new one."))
             if conversation.turn_in_progress(now):
                 return Busy(None)
         token = uuid.uuid4().hex
@@ -244,8 +247,14 @@ def _check_fits(content: str) -> int:
         return tokens
     max_characters = max(0, int(limits.message * len(content) / tokens) // 100 * 100)
     raise MessageTooLong(
-        f"This message is too long for the tutor model ({limits.stated:,}-token context): at most about "
-        f"{max_characters:,} characters. Split it or shorten it.",
+        _(
+            "This message is too long for the tutor model (%(context)s-token context): at most about "
+            "%(characters)s characters. Split it or shorten it."
+        )
+        % {
+            "context": formats.number_format(limits.stated, force_grouping=True),
+            "characters": formats.number_format(max_characters, force_grouping=True),
+        },
         details={"max_characters": max_characters, "context_window": limits.stated, "message_tokens": tokens},
     )
 
@@ -306,6 +315,7 @@ def _with_prompt(claim: Claimed) -> Claimed:
         capacity=limits.prompt,
     )
     messages = prompts.build_chat_messages(
+        system_prompt=prompts.system_prompt(language=conversation.student.language),
         memories=[memory_item(m) for m in chosen],
         history=context.history,
         checkpoint_summary=context.checkpoint_summary,
@@ -329,7 +339,9 @@ def _system_prompt_tokens() -> int:
     key = settings.LLM_MODEL
     if key not in _system_tokens_cache:
         tool = json.dumps(prompts.SAVE_MEMORY_TOOL)
-        _system_tokens_cache[key] = count_tokens(prompts.SYSTEM_PROMPT) + count_tokens(tool) + MESSAGE_OVERHEAD_TOKENS
+        # The longest of the prompts that name a language: the budget holds for every student.
+        system = max(count_tokens(prompts.system_prompt(language=code)) for code in prompts.LANGUAGE_NAMES)
+        _system_tokens_cache[key] = system + count_tokens(tool) + MESSAGE_OVERHEAD_TOKENS
     return _system_tokens_cache[key]
 
 
@@ -387,9 +399,14 @@ def _tool_call_run(*, conversation_id: int, student_id: int, call: gateway.ToolC
     if not isinstance(args, dict):
         return ToolOutcome(call, 'Error: arguments must be a JSON object {"title": ..., "content": ...}.', None)
     try:
-        memory, created = memory_note_save(
-            student_id=student_id, conversation_id=conversation_id, title=args.get("title"), content=args.get("content")
-        )
+        # The model reads the error: in English whatever the student's language (not translated).
+        with translation.override("en"):
+            memory, created = memory_note_save(
+                student_id=student_id,
+                conversation_id=conversation_id,
+                title=args.get("title"),
+                content=args.get("content"),
+            )
     except ValidationError as exc:
         return ToolOutcome(call, "Error: memory not saved. " + " ".join(exc.messages), None)
     if created:

@@ -27,6 +27,7 @@ import httpx2
 import openai
 from django.conf import settings
 from django.core.cache import cache
+from django.utils.translation import gettext_noop
 
 from llm import windows
 from llm.models import LLMUsage
@@ -144,7 +145,8 @@ def learn_window(profile: Profile, tokens: int, scale: float | None = None) -> N
         windows.learn(base_url=profile.base_url, model=profile.model, tokens=tokens, scale=scale)
 
 
-NOT_CONFIGURED_MESSAGE = (
+# Marked for translation, translated where it reaches a client (conversations.turns, .streaming).
+NOT_CONFIGURED_MESSAGE = gettext_noop(
     "No language model is configured. Set LLM_API_KEY for OpenAI, or LLM_BASE_URL for a local "
     "OpenAI-compatible server (Ollama: http://127.0.0.1:11434/v1, llama.cpp: http://127.0.0.1:8080/v1, "
     "vLLM started with --port 8001: http://127.0.0.1:8001/v1) with LLM_MODEL, then restart the server."

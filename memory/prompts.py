@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils import translation
 
 from llm.untrusted import TRANSCRIPT_TAGS, neutralise
 from memory.validation import validate_content, validate_title
@@ -112,8 +113,10 @@ def parse_summary(answer: str) -> tuple[str, str]:
     if not isinstance(data, dict):
         raise ValueError("The JSON is not an object.")
     try:
-        title = validate_title(data.get("title"))
-        content = validate_content(data.get("content"), is_summary=True)
+        # The model reads what is wrong (the repair prompt): in English, whatever language is active.
+        with translation.override("en"):
+            title = validate_title(data.get("title"))
+            content = validate_content(data.get("content"), is_summary=True)
     except ValidationError as exc:
         raise ValueError(" ".join(exc.messages)) from None
     return title, content

@@ -119,7 +119,7 @@ def teacher_note_create(
     Another class's student is a 404 (through the scoping primitive); a student is refused.
     """
     if getattr(teacher, "role", None) != User.Role.TEACHER:
-        raise Forbidden("Only a teacher can add a teacher note.")
+        raise Forbidden(_("Only a teacher can add a teacher note."))
     student = student_get_visible(user=teacher, student_id=student_id)
     clean_title = validate_title(title)
     clean_content = validate_content(content)
@@ -199,7 +199,7 @@ def _memory_for_edit(*, user: Any, memory_id: Any) -> AIMemory:
 
     memory = memory_get(user=user, memory_id=memory_id)
     if getattr(user, "role", None) != User.Role.TEACHER:
-        raise Forbidden("Only a teacher of the student can edit or archive a memory.")
+        raise Forbidden(_("Only a teacher of the student can edit or archive a memory."))
     return AIMemory.objects.select_for_update().get(pk=memory.pk)
 
 
@@ -246,7 +246,7 @@ def memory_archive(*, user: Any, memory_id: Any, reason: str) -> AIMemory:
     """
     reason = " ".join(str(reason or "").split())
     if not reason:
-        raise ValidationError({"reason": ["A reason is required to archive a memory."]})
+        raise ValidationError({"reason": [_("A reason is required to archive a memory.")]})
     with transaction.atomic():
         memory = _memory_for_edit(user=user, memory_id=memory_id)
         if memory.status == AIMemory.Status.ARCHIVED:
@@ -274,14 +274,14 @@ def memory_archive_by_staff(*, staff: Any, memory_id: int, reason: str) -> AIMem
     (idempotent; the memory leaves the full-text index and loses its vector at commit).
     """
     if not (getattr(staff, "is_staff", False) and staff.has_perm(MEMORY_ARCHIVE_PERMISSION)):
-        raise Forbidden("Only staff with the archive permission can archive a memory here.")
+        raise Forbidden(_("Only staff with the archive permission can archive a memory here."))
     reason = " ".join(str(reason or "").split())
     if not reason:
-        raise ValidationError({"reason": ["A reason is required to archive a memory."]})
+        raise ValidationError({"reason": [_("A reason is required to archive a memory.")]})
     with transaction.atomic():
         memory = AIMemory.objects.select_for_update().filter(pk=memory_id).first()
         if memory is None:
-            raise NotFound("Memory not found.")
+            raise NotFound(_("Memory not found."))
         if memory.status == AIMemory.Status.ARCHIVED:
             return memory
         memory.status = AIMemory.Status.ARCHIVED

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 TITLE_MIN_WORDS = 4
 TITLE_MAX_WORDS = 10
@@ -31,34 +32,31 @@ def sentence_count(text: str) -> int:
 
 def validate_title(title: object) -> str:
     if not isinstance(title, str) or not title.strip():
-        raise ValidationError({"title": ["Title is required and must be text."]})
+        raise ValidationError({"title": [_("Title is required and must be text.")]})
     title = " ".join(title.split())
     n = word_count(title)
     if not TITLE_MIN_WORDS <= n <= TITLE_MAX_WORDS:
-        raise ValidationError(
-            {"title": [f"Title must have {TITLE_MIN_WORDS} to {TITLE_MAX_WORDS} words (got {n})."]}
-        )
+        message = _("Title must have %(min)s to %(max)s words (got %(count)s).")
+        raise ValidationError({"title": [message % {"min": TITLE_MIN_WORDS, "max": TITLE_MAX_WORDS, "count": n}]})
     if len(title) > TITLE_MAX_CHARS:
-        raise ValidationError({"title": [f"Title must be at most {TITLE_MAX_CHARS} characters."]})
+        message = _("Title must be at most %(limit)s characters.")
+        raise ValidationError({"title": [message % {"limit": TITLE_MAX_CHARS}]})
     return title
 
 
 def validate_content(content: object, *, is_summary: bool = False) -> str:
     if not isinstance(content, str) or not content.strip():
-        raise ValidationError({"content": ["Content is required and must be text."]})
+        raise ValidationError({"content": [_("Content is required and must be text.")]})
     content = content.strip()
     n = word_count(content)
     if n > CONTENT_MAX_WORDS:
-        raise ValidationError({"content": [f"Content must be at most {CONTENT_MAX_WORDS} words (got {n})."]})
+        message = _("Content must be at most %(limit)s words (got %(count)s).")
+        raise ValidationError({"content": [message % {"limit": CONTENT_MAX_WORDS, "count": n}]})
     if is_summary:
         s = sentence_count(content)
         if not SUMMARY_MIN_SENTENCES <= s <= SUMMARY_MAX_SENTENCES:
+            message = _("A summary must have %(min)s to %(max)s sentences (got %(count)s).")
             raise ValidationError(
-                {
-                    "content": [
-                        f"A summary must have {SUMMARY_MIN_SENTENCES} to {SUMMARY_MAX_SENTENCES} "
-                        f"sentences (got {s})."
-                    ]
-                }
+                {"content": [message % {"min": SUMMARY_MIN_SENTENCES, "max": SUMMARY_MAX_SENTENCES, "count": s}]}
             )
     return content

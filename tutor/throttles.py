@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.utils.translation import ngettext
 from rest_framework.throttling import UserRateThrottle
 
 from tutor.errors import ApplicationError
@@ -28,7 +29,12 @@ class TooManyLoginFailures(ApplicationError):
     code = "throttled"
 
     def __init__(self, wait: int) -> None:
-        super().__init__(f"Too many failed logins. Try again in {wait} seconds.", details={"retry_after_seconds": wait})
+        message = ngettext(
+            "Too many failed logins. Try again in %(wait)s second.",
+            "Too many failed logins. Try again in %(wait)s seconds.",
+            wait,
+        )
+        super().__init__(message % {"wait": wait}, details={"retry_after_seconds": wait})
         self.retry_after = wait
 
 

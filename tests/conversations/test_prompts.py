@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from accounts.models import User
 from conversations import prompts
 
 
@@ -65,3 +66,17 @@ def test_checkpoint_and_omitted_marker():
     )
     assert "40 messages" in out[1]["content"] and "We did fractions." in out[1]["content"]
     assert "3 earlier messages" in out[2]["content"]
+
+
+def test_system_prompt_names_the_students_language():
+    """The prompt names the student's language (User.language) and asks for replies in it; with
+    no known language it falls back to replying in the student's language."""
+    french = prompts.system_prompt(language="fr")
+    assert "The student's language is French (fr): reply in French unless they write in another language." in french
+    assert "The student's language is English (en)" in prompts.system_prompt(language="en")
+    assert "Reply in the student's language." not in french
+    assert prompts.system_prompt(language="") == prompts.SYSTEM_PROMPT
+    assert "Reply in the student's language." in prompts.SYSTEM_PROMPT
+    assert set(prompts.LANGUAGE_NAMES) == set(User.Language.values)  # every language a user can choose is named
+    out = prompts.build_chat_messages(memories=[], history=[], system_prompt=french)
+    assert out == [{"role": "system", "content": french}]
