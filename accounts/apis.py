@@ -30,6 +30,7 @@ class UserOutput(serializers.ModelSerializer[User]):
     class Meta:
         model = User
         fields = ["id", "username", "first_name", "last_name", "role", "language"]
+        read_only_fields = fields
 
 
 class Credentials(serializers.Serializer[None]):

@@ -119,12 +119,14 @@ class MessagesApi(APIView):
         request=Input,
         responses={
             (201, "application/json"): TurnOutput,
-            (201, "text/event-stream"): OpenApiResponse(
+            (200, "text/event-stream"): OpenApiResponse(
                 PolymorphicProxySerializer(
-                    component_name="TurnEvent", serializers=TURN_EVENTS, resource_type_field_name="event"
+                    component_name="TurnEvent",
+                    serializers=TURN_EVENTS,
+                    resource_type_field_name="event",
                 ),
                 description=(
-                    "With `Accept: text/event-stream`: the turn as Server-Sent Events, each "
+                    "With `Accept: text/event-stream`: 200 and the turn as Server-Sent Events, each "
                     "`event: <name>` and `data: <JSON>`: message, then delta*, memory*, then done or error."
                 ),
             ),

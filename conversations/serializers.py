@@ -29,6 +29,8 @@ class MessageOutput(serializers.ModelSerializer[Message]):
             "model",
             "created_at",
         ]
+        # Output only: every field is in every answer (required in the schema).
+        read_only_fields = fields
 
 
 class ConversationOutput(serializers.ModelSerializer[Conversation]):
@@ -45,6 +47,8 @@ class ConversationOutput(serializers.ModelSerializer[Conversation]):
             "message_count",
             "summary_status",
         ]
+        # Output only: every field is in every answer (required in the schema).
+        read_only_fields = fields
 
 
 def memory_event(memory: AIMemory) -> dict[str, Any]:
@@ -110,4 +114,4 @@ DeltaEvent = _event("delta", DeltaData(), "A chunk of the reply as the model wri
 MemoryEvent = _event("memory", MemoryOutput(), "A note the tutor saved with save_memory.")
 DoneEvent = _event("done", DoneData(), "The stored reply (last, on success).")
 ErrorEvent = _event("error", ErrorEnvelope(), "The turn failed (last); see retry_safe.")
-TURN_EVENTS = [MessageEvent, DeltaEvent, MemoryEvent, DoneEvent, ErrorEvent]
+TURN_EVENTS = {"message": MessageEvent, "delta": DeltaEvent, "memory": MemoryEvent, "done": DoneEvent, "error": ErrorEvent}

@@ -27,3 +27,5 @@ class MemoryOutput(serializers.ModelSerializer[AIMemory]):
             "created_at",
             "updated_at",
         ]
+        # Output only: every field is in every answer (required in the schema).
+        read_only_fields = fields

@@ -207,6 +207,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    # `<id:...>` in URLs (tutor.api.IdConverter): a positive 64-bit integer.
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "format": "int64", "minimum": 1, "maximum": 9223372036854775807}
+    },
     "ENUM_NAME_OVERRIDES": {
         "LanguageEnum": "accounts.models.User.Language",
         "UserRoleEnum": "accounts.models.User.Role",
