@@ -96,7 +96,7 @@ async function resumeConversation(): Promise<void> {
   }
   const detail = unwrap(
     await api.GET("/api/v1/conversations/{conversation_id}/", {
-      params: { path: { conversation_id: String(latest.id) } },
+      params: { path: { conversation_id: latest.id } },
     }),
   );
   conversation = detail;
@@ -223,7 +223,7 @@ byId<HTMLButtonElement>("end").addEventListener("click", (event) => {
   void act(event.currentTarget as HTMLButtonElement, async () => {
     conversation = unwrap(
       await api.POST("/api/v1/conversations/{conversation_id}/end/", {
-        params: { path: { conversation_id: String(current.id) } },
+        params: { path: { conversation_id: current.id } },
       }),
     );
     pending = null;

@@ -67,7 +67,7 @@ function correctForm(memory: Memory): HTMLElement {
     void act(submit, async () => {
       unwrap(
         await api.PATCH("/api/v1/memories/{memory_id}/", {
-          params: { path: { memory_id: String(memory.id) } },
+          params: { path: { memory_id: memory.id } },
           body,
         }),
       );
@@ -87,7 +87,7 @@ function archiveForm(memory: Memory): HTMLElement {
     void act(submit, async () => {
       unwrap(
         await api.POST("/api/v1/memories/{memory_id}/archive/", {
-          params: { path: { memory_id: String(memory.id) } },
+          params: { path: { memory_id: memory.id } },
           body: { reason: reason.value },
         }),
       );

@@ -25,17 +25,13 @@ export type Message = Schemas["MessageOutput"];
 export type Memory = Schemas["MemoryOutput"];
 export type ErrorEnvelope = Schemas["ErrorEnvelope"];
 
-// The schema's TurnEvent is a oneOf discriminated by `event`, but its discriminator mapping
-// names no event (drf-spectacular wrote `null: ErrorEvent`), so openapi-typescript types each
-// member's `event` as its component's name ("MessageEvent"...). Each member's own `event` enum
-// (`MessageEventEventEnum`: "message") is right: it replaces the injected one here.
-type WithEvent<E, Name> = Omit<E, "event"> & { event: Name };
-export type MessageEvent = WithEvent<Schemas["MessageEvent"], Schemas["MessageEventEventEnum"]>;
-export type DeltaEvent = WithEvent<Schemas["DeltaEvent"], Schemas["DeltaEventEventEnum"]>;
-export type MemoryEvent = WithEvent<Schemas["MemoryEvent"], Schemas["MemoryEventEventEnum"]>;
-export type DoneEvent = WithEvent<Schemas["DoneEvent"], Schemas["DoneEventEventEnum"]>;
-export type ErrorEvent = WithEvent<Schemas["ErrorEvent"], Schemas["ErrorEventEventEnum"]>;
-export type TurnEvent = MessageEvent | DeltaEvent | MemoryEvent | DoneEvent | ErrorEvent;
+// The turn's events: the schema's TurnEvent, a oneOf discriminated by `event`.
+export type TurnEvent = Schemas["TurnEvent"];
+export type MessageEvent = Extract<TurnEvent, { event: "message" }>;
+export type DeltaEvent = Extract<TurnEvent, { event: "delta" }>;
+export type MemoryEvent = Extract<TurnEvent, { event: "memory" }>;
+export type DoneEvent = Extract<TurnEvent, { event: "done" }>;
+export type ErrorEvent = Extract<TurnEvent, { event: "error" }>;
 
 const TURN_EVENT_NAMES: ReadonlySet<string> = new Set<TurnEvent["event"]>([
   "message",
@@ -148,13 +144,14 @@ export async function* turnStream(
   init: { signal?: AbortSignal } = {},
 ): AsyncGenerator<TurnEvent, void, undefined> {
   const result = await client.POST("/api/v1/conversations/{conversation_id}/messages/", {
-    params: { path: { conversation_id: String(conversationId) } },
+    params: { path: { conversation_id: conversationId } },
     body,
     headers: { Accept: "text/event-stream" },
     parseAs: "stream",
     ...(init.signal ? { signal: init.signal } : {}),
   });
-  const stream = unwrap(result);
+  // With parseAs "stream" the data is the body itself, whatever the schema says it carries.
+  const stream = unwrap(result) as unknown as ReadableStream<Uint8Array> | null;
   if (!stream) throw new ApiError(result.response.status, undefined);
   yield* readTurnEvents(stream);
 }

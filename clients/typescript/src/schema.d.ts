@@ -283,18 +283,17 @@ export interface components {
          */
         ConversationDetailOutput: {
             readonly id: number;
-            student: number;
-            subject?: string;
-            status?: components["schemas"]["ConversationStatusEnum"];
+            readonly student: number;
+            readonly subject: string;
+            readonly status: components["schemas"]["ConversationStatusEnum"];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
-            last_activity_at: string;
+            readonly last_activity_at: string;
             /** Format: date-time */
-            ended_at?: string | null;
-            /** Format: int64 */
-            message_count?: number;
-            summary_status?: components["schemas"]["SummaryStatusEnum"];
+            readonly ended_at: string | null;
+            readonly message_count: number;
+            readonly summary_status: components["schemas"]["SummaryStatusEnum"];
             readonly messages: components["schemas"]["MessagePage"];
         };
         ConversationListCreateInputRequest: {
@@ -303,18 +302,17 @@ export interface components {
         };
         ConversationOutput: {
             readonly id: number;
-            student: number;
-            subject?: string;
-            status?: components["schemas"]["ConversationStatusEnum"];
+            readonly student: number;
+            readonly subject: string;
+            readonly status: components["schemas"]["ConversationStatusEnum"];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
-            last_activity_at: string;
+            readonly last_activity_at: string;
             /** Format: date-time */
-            ended_at?: string | null;
-            /** Format: int64 */
-            message_count?: number;
-            summary_status?: components["schemas"]["SummaryStatusEnum"];
+            readonly ended_at: string | null;
+            readonly message_count: number;
+            readonly summary_status: components["schemas"]["SummaryStatusEnum"];
         };
         /**
          * @description * `active` - Active
@@ -339,7 +337,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            event: "DeltaEvent";
+            event: "delta";
         };
         /**
          * @description * `delta` - delta
@@ -348,19 +346,15 @@ export interface components {
         DeltaEventEventEnum: "delta";
         DoneData: {
             readonly id: number;
-            /** Format: int64 */
-            seq: number;
-            role: components["schemas"]["MessageRoleEnum"];
-            content: string;
-            client_message_id?: string | null;
-            reply_to?: number | null;
-            /** Format: int64 */
-            token_count?: number;
-            /** Format: int64 */
-            prompt_tokens?: number;
-            /** Format: int64 */
-            completion_tokens?: number;
-            model?: string;
+            readonly seq: number;
+            readonly role: components["schemas"]["MessageRoleEnum"];
+            readonly content: string;
+            readonly client_message_id: string | null;
+            readonly reply_to: number | null;
+            readonly token_count: number;
+            readonly prompt_tokens: number;
+            readonly completion_tokens: number;
+            readonly model: string;
             /** Format: date-time */
             readonly created_at: string;
             replayed: boolean;
@@ -372,7 +366,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            event: "DoneEvent";
+            event: "done";
         };
         /**
          * @description * `done` - done
@@ -401,7 +395,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            event: "null";
+            event: "error";
         };
         /**
          * @description * `error` - error
@@ -424,7 +418,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            event: "MemoryEvent";
+            event: "memory";
         };
         /**
          * @description * `memory` - memory
@@ -454,22 +448,22 @@ export interface components {
         };
         MemoryOutput: {
             readonly id: number;
-            student: number;
-            kind: components["schemas"]["MemoryKindEnum"];
-            title: string;
-            content: string;
-            source: components["schemas"]["MemorySourceEnum"];
-            source_conversation?: number | null;
+            readonly student: number;
+            readonly kind: components["schemas"]["MemoryKindEnum"];
+            readonly title: string;
+            readonly content: string;
+            readonly source: components["schemas"]["MemorySourceEnum"];
+            readonly source_conversation: number | null;
             /** @description The teacher who wrote a teacher note. */
-            author?: number | null;
-            status?: components["schemas"]["MemoryStatusEnum"];
-            visibility?: components["schemas"]["MemoryVisibilityEnum"];
-            archived_reason?: string;
-            needs_review?: boolean;
+            readonly author: number | null;
+            readonly status: components["schemas"]["MemoryStatusEnum"];
+            readonly visibility: components["schemas"]["MemoryVisibilityEnum"];
+            readonly archived_reason: string;
+            readonly needs_review: boolean;
             /** Format: double */
-            confidence?: number;
+            readonly confidence: number;
             /** Format: date-time */
-            created_at: string;
+            readonly created_at: string;
             /** Format: date-time */
             readonly updated_at: string;
         };
@@ -499,7 +493,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            event: "MessageEvent";
+            event: "message";
         };
         /**
          * @description * `message` - message
@@ -508,19 +502,15 @@ export interface components {
         MessageEventEventEnum: "message";
         MessageOutput: {
             readonly id: number;
-            /** Format: int64 */
-            seq: number;
-            role: components["schemas"]["MessageRoleEnum"];
-            content: string;
-            client_message_id?: string | null;
-            reply_to?: number | null;
-            /** Format: int64 */
-            token_count?: number;
-            /** Format: int64 */
-            prompt_tokens?: number;
-            /** Format: int64 */
-            completion_tokens?: number;
-            model?: string;
+            readonly seq: number;
+            readonly role: components["schemas"]["MessageRoleEnum"];
+            readonly content: string;
+            readonly client_message_id: string | null;
+            readonly reply_to: number | null;
+            readonly token_count: number;
+            readonly prompt_tokens: number;
+            readonly completion_tokens: number;
+            readonly model: string;
             /** Format: date-time */
             readonly created_at: string;
         };
@@ -622,11 +612,11 @@ export interface components {
         UserOutput: {
             readonly id: number;
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
-            username: string;
-            first_name?: string;
-            last_name?: string;
-            role?: components["schemas"]["UserRoleEnum"];
-            language?: components["schemas"]["LanguageEnum"];
+            readonly username: string;
+            readonly first_name: string;
+            readonly last_name: string;
+            readonly role: components["schemas"]["UserRoleEnum"];
+            readonly language: components["schemas"]["LanguageEnum"];
         };
         /**
          * @description * `student` - Student
@@ -1271,7 +1261,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                conversation_id: string;
+                conversation_id: number;
             };
             cookie?: never;
         };
@@ -1355,7 +1345,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                conversation_id: string;
+                conversation_id: number;
             };
             cookie?: never;
         };
@@ -1470,7 +1460,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                conversation_id: string;
+                conversation_id: number;
             };
             cookie?: never;
         };
@@ -1554,7 +1544,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                conversation_id: string;
+                conversation_id: number;
             };
             cookie?: never;
         };
@@ -1564,13 +1554,21 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `Accept: text/event-stream`: 200 and the turn as Server-Sent Events, each `event: <name>` and `data: <JSON>`: message, then delta*, memory*, then done or error. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["TurnEvent"];
+                };
+            };
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TurnOutput"];
-                    "text/event-stream": components["schemas"]["TurnEvent"];
                 };
             };
             /** @description The input is invalid: `details` holds a message per field. */
@@ -2099,7 +2097,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                memory_id: string;
+                memory_id: number;
             };
             cookie?: never;
         };
@@ -2183,7 +2181,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                memory_id: string;
+                memory_id: number;
             };
             cookie?: never;
         };
@@ -2298,7 +2296,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                memory_id: string;
+                memory_id: number;
             };
             cookie?: never;
         };
@@ -2500,7 +2498,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                student_id: string;
+                student_id: number;
             };
             cookie?: never;
         };

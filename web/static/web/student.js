@@ -554,7 +554,7 @@
   }
   async function* turnStream(client, conversationId, body, init = {}) {
     const result = await client.POST("/api/v1/conversations/{conversation_id}/messages/", {
-      params: { path: { conversation_id: String(conversationId) } },
+      params: { path: { conversation_id: conversationId } },
       body,
       headers: { Accept: "text/event-stream" },
       parseAs: "stream",
@@ -1016,7 +1016,7 @@
     }
     const detail = unwrap(
       await api.GET("/api/v1/conversations/{conversation_id}/", {
-        params: { path: { conversation_id: String(latest.id) } }
+        params: { path: { conversation_id: latest.id } }
       })
     );
     conversation = detail;
@@ -1133,7 +1133,7 @@
     void act(event.currentTarget, async () => {
       conversation = unwrap(
         await api.POST("/api/v1/conversations/{conversation_id}/end/", {
-          params: { path: { conversation_id: String(current2.id) } }
+          params: { path: { conversation_id: current2.id } }
         })
       );
       pending = null;

@@ -959,7 +959,7 @@
       void act(submit, async () => {
         unwrap(
           await api.PATCH("/api/v1/memories/{memory_id}/", {
-            params: { path: { memory_id: String(memory.id) } },
+            params: { path: { memory_id: memory.id } },
             body
           })
         );
@@ -978,7 +978,7 @@
       void act(submit, async () => {
         unwrap(
           await api.POST("/api/v1/memories/{memory_id}/archive/", {
-            params: { path: { memory_id: String(memory.id) } },
+            params: { path: { memory_id: memory.id } },
             body: { reason: reason.value }
           })
         );
