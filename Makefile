@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run serve test install install-dev lint bench bench-load client clean
+.PHONY: run serve test install install-dev lint bench bench-load client fuzz clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ client: install
 	cd $(CLIENT_DIR) && npm run generate
 	cd $(CLIENT_DIR) && npm run check
 	cd $(CLIENT_DIR) && npm run build
+
+# Schemathesis against the production server, as a student and as a teacher (scripts/fuzz.py):
+# CI sends at least 5,000 requests; this sends many more. FUZZ_DATABASE_URL: a PostgreSQL
+# database to drop and create (default: a temporary SQLite file).
+fuzz: install-dev
+	$(PY) scripts/fuzz.py --examples $${FUZZ_EXAMPLES:-1000} --min-requests 5000
 
 bench: install-dev
 	$(PY) bench/chat_turn.py
