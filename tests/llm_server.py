@@ -1,8 +1,8 @@
 """A scripted OpenAI-compatible server on 127.0.0.1, so tests run the real `openai` SDK over HTTP.
 
-Each request is classified by its system prompt (chat, summary, compression) and answered from
-that kind's script queue, or by a default: a short tutor reply, a valid JSON summary, a
-compression summary. A scripted step is a dict:
+Each request is classified by its system prompt (chat, summary, compression, grading) and
+answered from that kind's script queue, or by a default: a short tutor reply, a valid JSON
+summary, a compression summary, a "correct" grading verdict. A scripted step is a dict:
 
     {"content": "text"}                                   a normal answer
     {"tool_calls": [{"name": "save_memory", "arguments": "{...}"}], "content": ""}
@@ -53,6 +53,8 @@ from typing import Any
 SUMMARY_MARKER = "You write the long-term memory"
 COMPRESSION_MARKER = "You compress a long tutoring conversation"
 PART_MARKER = "You take notes on one part"
+GRADING_MARKER = "You grade a student's short answer"
+DEFAULT_GRADING = {"correct": True, "feedback": "Yes, that is the expected answer."}
 
 DEFAULT_SUMMARY = {
     "title": "Working on fractions with unlike denominators",
@@ -82,6 +84,8 @@ def classify(body: dict[str, Any]) -> str:
         return "compression"
     if isinstance(first, str) and first.startswith(PART_MARKER):
         return "summary_part"
+    if isinstance(first, str) and first.startswith(GRADING_MARKER):
+        return "grading"
     return "chat"
 
 
@@ -153,6 +157,8 @@ class ScriptedLLM:
             return {"content": "Earlier, the student and tutor worked through many exercises."}
         if kind == "summary_part":
             return {"content": "In this part the student practised adding fractions."}
+        if kind == "grading":
+            return {"content": json.dumps(DEFAULT_GRADING)}
         return {"content": "Let's work through it step by step."}
 
     def context_refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:

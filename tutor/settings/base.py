@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "llm",
     "conversations",
     "memory",
+    "learning",
     "web",
 ]
 
@@ -393,6 +394,36 @@ EMBEDDINGS_CACHE_STUDENTS = env_int("EMBEDDINGS_CACHE_STUDENTS", 256)
 # numpy's BLAS threads per process (memory.apps.limit_blas_threads); 0 leaves OpenBLAS's default
 # (one per core), which makes recall's small products wait for every core on a loaded machine.
 NUMPY_BLAS_THREADS = env_int("NUMPY_BLAS_THREADS", 1)
+
+# --- Learning (learning/: quizzes, mastery per skill, homework tasks) -----------------------------
+# Quizzes the create_quiz tool may store per conversation.
+QUIZ_MAX_PER_CONVERSATION = env_int("QUIZ_MAX_PER_CONVERSATION", 3)
+# The learning record block of the prompt: its token budget, and how much of the record it reads
+# (open tasks, skills by latest result, weakest skills, of the LEARNING_RECORD_SKILL_SCAN latest).
+LEARNING_RECORD_TOKEN_BUDGET = env_int("LEARNING_RECORD_TOKEN_BUDGET", 600)
+LEARNING_RECORD_MAX_TASKS = 10
+LEARNING_RECORD_MAX_SKILLS = 5
+LEARNING_RECORD_WEAKEST = 3
+LEARNING_RECORD_SKILL_SCAN = 100
+# A skill estimated at least this mastered is never listed among the weakest.
+LEARNING_MASTERED_ESTIMATE = 0.95
+# Bayesian knowledge tracing (learning.mastery, docs/learning.md): tuning constants, not deployment
+# choices. p_init P(L0), p_learn T, p_slip S, p_guess G; the estimate decays halfway back to
+# p_init every half_life_days (0: never); the trend spans the last trend_window results.
+LEARNING_MASTERY = {
+    "p_init": 0.3,
+    "p_learn": 0.1,
+    "p_slip": 0.1,
+    "p_guess": 0.2,
+    "half_life_days": 60.0,
+    "trend_window": 5,
+}
+# Grading short-text answers with the summary model (learning.tasks): retries of transient errors,
+# and the sweep that enqueues again attempts still being graded this long after submission.
+GRADING_MAX_RETRIES = env_int("GRADING_MAX_RETRIES", 5)
+GRADING_RETRY_BACKOFF_SECONDS = env_float("GRADING_RETRY_BACKOFF_SECONDS", 30.0)
+GRADING_SWEEP_AFTER_MINUTES = env_int("GRADING_SWEEP_AFTER_MINUTES", 30)
+CELERY_BEAT_SCHEDULE["sweep-pending-grading"] = {"task": "learning.tasks.grading_sweep", "schedule": 300.0}
 
 # seed_demo writes demo accounts only where this is on (DEBUG by default).
 ALLOW_DEMO_DATA = env_bool("ALLOW_DEMO_DATA", DEBUG)
