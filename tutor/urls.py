@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from accounts import apis as accounts
 from conversations import apis as conversations
+from learning import apis as learning
 from memory import apis as memory
 from tutor.api import IdConverter
 from tutor.errors import unknown_api_url, unknown_url
@@ -33,6 +34,13 @@ api_urls = [
     path("memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
     path("memories/<id:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
     path("memories/<id:memory_id>/archive/", memory.MemoryArchiveApi.as_view(), name="memory-archive"),
+    path("quizzes/", learning.QuizListApi.as_view(), name="quiz-list"),
+    path("quizzes/<id:quiz_id>/", learning.QuizDetailApi.as_view(), name="quiz-detail"),
+    path("quizzes/<id:quiz_id>/answers/", learning.QuizAnswersApi.as_view(), name="quiz-answers"),
+    path("students/<id:student_id>/skills/", learning.StudentSkillsApi.as_view(), name="student-skills"),
+    path("classrooms/<id:classroom_id>/skills/", learning.ClassroomSkillsApi.as_view(), name="classroom-skills"),
+    path("tasks/", learning.TaskListCreateApi.as_view(), name="task-list"),
+    path("tasks/<id:task_id>/status/", learning.TaskStatusApi.as_view(), name="task-status"),
 ]
 
 urlpatterns = [

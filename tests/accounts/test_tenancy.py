@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 
 from conversations.models import Conversation
+from learning.models import Quiz, SkillMastery, Task, TaskStatus
+from learning.services import quiz_create_from_tool
 from memory.models import AIMemory
 from memory.services import teacher_note_create
+from tests.learning.conftest import QUIZ_ARGS
 
 
 @pytest.fixture
@@ -21,7 +24,26 @@ def alice_data(school, clients, llm):
     note = teacher_note_create(
         teacher=school["teacher_a"], student_id=school["alice"].pk, title="Needs help with long division", content="x"
     )
-    return {"conversation": cid, "memory": note.pk, "student": school["alice"].pk}
+    quiz = quiz_create_from_tool(student_id=school["alice"].pk, conversation_id=cid, arguments=QUIZ_ARGS)
+    task = Task.objects.create(teacher=school["teacher_a"], student=school["alice"], title="Exercise 4 p. 12")
+    return {
+        "conversation": cid,
+        "memory": note.pk,
+        "student": school["alice"].pk,
+        "quiz": quiz.pk,
+        "task": task.pk,
+        "classroom": school["class_a"].pk,
+    }
+
+
+def learning_state():
+    """What an intruder must not change on alice's learning rows."""
+    return (
+        list(Quiz.objects.values_list("pk", "status")),
+        list(SkillMastery.objects.values_list("pk", "attempts")),
+        Task.objects.count(),
+        list(TaskStatus.objects.values_list("pk", "status")),
+    )
 
 
 # (method, url template, body) for every endpoint that names one of alice's rows.
@@ -37,6 +59,18 @@ DETAIL_ENDPOINTS = [
     ("post", "/api/v1/memories/", {"student": "{student}", "title": "A note from another teacher", "content": "x"}),
     ("patch", "/api/v1/memories/{memory}/", {"title": "Rewritten by someone else"}),
     ("post", "/api/v1/memories/{memory}/archive/", {"reason": "Archived by someone else"}),
+    ("get", "/api/v1/quizzes/{quiz}/", None),
+    ("get", "/api/v1/quizzes/?student={student}", None),
+    (
+        "post",
+        "/api/v1/quizzes/{quiz}/answers/",
+        {"client_attempt_id": "x1", "answers": [{"question": 1, "answer": "x"}]},
+    ),
+    ("get", "/api/v1/students/{student}/skills/", None),
+    # bob is in alice's class, but the class's figures are its teacher's.
+    ("get", "/api/v1/classrooms/{classroom}/skills/", None),
+    ("post", "/api/v1/tasks/", {"student": "{student}", "title": "A task from another teacher"}),
+    ("post", "/api/v1/tasks/{task}/status/", {"status": "done"}),
 ]
 
 
@@ -57,15 +91,15 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
         conversation = Conversation.objects.get(pk=alice_data["conversation"])
         return conversation.status, AIMemory.objects.count(), memory.title, memory.status, memory.revision
 
-    before = state()
+    before = state(), learning_state()
     resp = getattr(clients[intruder], method)(target, payload, format="json")
-    if intruder in ("bob", "carol") and method == "post" and url == "/api/v1/memories/":
-        # A student may not write teacher notes at all: 403 before any lookup of the student.
+    if intruder in ("bob", "carol") and method == "post" and url in ("/api/v1/memories/", "/api/v1/tasks/"):
+        # A student may not write teacher notes or assign tasks at all: 403 before any lookup.
         assert resp.status_code == 403, resp.content
     else:
         assert resp.status_code == 404, resp.content
     assert resp.json()["error"]["code"] in ("not_found", "forbidden")
-    assert state() == before
+    assert (state(), learning_state()) == before
 
 
 # Endpoints that name no one's row: each user gets only their own (tests below and in tests/tutor).
@@ -89,7 +123,8 @@ def test_every_endpoint_is_in_the_matrix():
     for path in schema.published_schema()["paths"]:
         if "{" in path:
             template = path.replace("{conversation_id}", "{conversation}").replace("{memory_id}", "{memory}")
-            template = template.replace("{student_id}", "{student}")
+            template = template.replace("{student_id}", "{student}").replace("{quiz_id}", "{quiz}")
+            template = template.replace("{task_id}", "{task}").replace("{classroom_id}", "{classroom}")
             assert template in covered, f"{path} is not in the tenancy matrix"
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"

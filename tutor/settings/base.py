@@ -222,6 +222,11 @@ SPECTACULAR_SETTINGS = {
         "MemorySourceEnum": "memory.models.AIMemory.Source",
         "MemoryStatusEnum": "memory.models.AIMemory.Status",
         "MemoryVisibilityEnum": "memory.models.AIMemory.Visibility",
+        "QuizStatusEnum": "learning.models.Quiz.Status",
+        "QuestionKindEnum": "learning.models.Question.Kind",
+        "AnswerResultEnum": "learning.models.Answer.Result",
+        "TaskProgressEnum": "learning.models.TaskStatus.Status",
+        "TaskStatusSourceEnum": "learning.models.TaskStatus.Source",
     },
 }
 
