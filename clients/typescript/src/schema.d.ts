@@ -86,6 +86,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/classrooms/{classroom_id}/skills/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Per skill, the class average and each assessed student's estimate (the class's teacher). */
+        get: operations["classrooms_skills_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/conversations/": {
         parameters: {
             query?: never;
@@ -240,6 +257,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/quizzes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Quizzes newest first, without their questions: a student's own, a teacher's students'. */
+        get: operations["quizzes_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quizzes/{quiz_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description A quiz with its questions. The student sees the expected answers and explanations once
+         *     they have answered (null before); their teacher always does.
+         */
+        get: operations["quizzes_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quizzes/{quiz_id}/answers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description The student answers every question of their quiz, once: 201 with the results (short
+         *     texts the model grades stay `pending` until it has). The same client_attempt_id again
+         *     returns the stored result (`replayed`); another one is a 409.
+         */
+        post: operations["quizzes_answers_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/students/": {
         parameters: {
             query?: never;
@@ -273,10 +348,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/students/{student_id}/skills/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A student's mastery per skill, by label (their teacher, or the student themself). */
+        get: operations["students_skills_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Tasks due first: a student's own with their status, a teacher's with each student's. */
+        get: operations["tasks_list"];
+        put?: never;
+        /**
+         * @description A teacher assigns a task to a class they teach (`classroom`) or to one of their
+         *     students (`student`): exactly one of the two.
+         */
+        post: operations["tasks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/{task_id}/status/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The student sets their status on one of their tasks. */
+        post: operations["tasks_status_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AnswerOutput: {
+            readonly question: number;
+            readonly given: string;
+            readonly result: components["schemas"]["AnswerResultEnum"];
+            readonly model_graded: boolean;
+            /** @description The grading model's comment. */
+            readonly feedback: string;
+            /** Format: date-time */
+            readonly graded_at: string | null;
+        };
+        /**
+         * @description * `correct` - Correct
+         *     * `incorrect` - Incorrect
+         *     * `pending` - Waiting for grading
+         *     * `ungraded` - Could not be graded
+         * @enum {string}
+         */
+        AnswerResultEnum: "correct" | "incorrect" | "pending" | "ungraded";
+        ClassSkillOutput: {
+            skill: string;
+            /**
+             * Format: double
+             * @description The mean estimate of the students assessed on it.
+             */
+            class_average: number;
+            /** @description The students assessed on it, weakest first. */
+            students: components["schemas"]["StudentSkillOutput"][];
+        };
+        ClassroomSkillsOutput: {
+            classroom: number;
+            name: string;
+            /** @description Weakest class average first. */
+            skills: components["schemas"]["ClassSkillOutput"][];
+        };
         /**
          * @description A conversation with its latest messages: the first page of GET .../messages/, given
          *     as the `messages` context.
@@ -531,6 +695,8 @@ export interface components {
             /** @description Chosen by the client, unique per message: a retry with it sends nothing twice. */
             client_message_id: string;
         };
+        /** @enum {unknown} */
+        NullEnum: null;
         PaginatedConversationOutputList: {
             /** @example 123 */
             count: number;
@@ -561,6 +727,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["MemoryOutput"][];
         };
+        PaginatedQuizSummaryOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["QuizSummaryOutput"][];
+        };
+        PaginatedTaskOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["TaskOutput"][];
+        };
         PaginatedUserOutputList: {
             /** @example 123 */
             count: number;
@@ -584,9 +780,143 @@ export interface components {
             content?: string;
             visibility?: components["schemas"]["MemoryVisibilityEnum"];
         };
+        /**
+         * @description * `multiple_choice` - Multiple choice
+         *     * `numeric` - Numeric
+         *     * `short_text` - Short text
+         * @enum {string}
+         */
+        QuestionKindEnum: "multiple_choice" | "numeric" | "short_text";
+        /** @description A question; its expected answer and explanation are null for the student until they answer. */
+        QuestionOutput: {
+            readonly id: number;
+            readonly position: number;
+            readonly kind: components["schemas"]["QuestionKindEnum"];
+            readonly prompt: string;
+            /** @description Multiple choice: the options. */
+            choices: string[];
+            /** Format: double */
+            readonly tolerance: number | null;
+            readonly expected_answer: string | null;
+            readonly explanation: string | null;
+        };
+        QuizAnswerRequest: {
+            /** Format: int64 */
+            question: number;
+            /** @description Multiple choice: the text of a choice. Numeric: e.g. 0.75, 0,75 or 3/4. Empty: skipped. */
+            answer: string;
+        };
+        QuizAnswersInputRequest: {
+            /** @description Chosen by the client: sending the same one again returns the stored result. */
+            client_attempt_id: string;
+            /** @description One per question. */
+            answers: components["schemas"]["QuizAnswerRequest"][];
+        };
+        QuizAnswersOutput: {
+            quiz: components["schemas"]["QuizOutput"];
+            /** @description The same client_attempt_id again: the stored result. */
+            replayed: boolean;
+        };
+        /** @description A quiz with its questions and, once answered, the answers with their results (see quiz_output). */
+        QuizOutput: {
+            readonly id: number;
+            readonly student: number;
+            readonly conversation: number | null;
+            readonly topic: string;
+            /** @description The skill label, as the tutor wrote it. */
+            readonly skill: string;
+            readonly status: components["schemas"]["QuizStatusEnum"];
+            readonly question_count: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly client_attempt_id: string | null;
+            /** Format: date-time */
+            readonly answered_at: string | null;
+            /** @description Right answers, once all are graded. */
+            readonly correct: number | null;
+            /** Format: date-time */
+            readonly graded_at: string | null;
+            readonly questions: components["schemas"]["QuestionOutput"][];
+            readonly answers: components["schemas"]["AnswerOutput"][];
+        };
+        /**
+         * @description * `open` - Waiting for the student's answers
+         *     * `grading` - Being graded
+         *     * `graded` - Graded
+         * @enum {string}
+         */
+        QuizStatusEnum: "open" | "grading" | "graded";
+        /** @description A quiz and, once answered, its attempt's facts (null before). */
+        QuizSummaryOutput: {
+            readonly id: number;
+            readonly student: number;
+            readonly conversation: number | null;
+            readonly topic: string;
+            /** @description The skill label, as the tutor wrote it. */
+            readonly skill: string;
+            readonly status: components["schemas"]["QuizStatusEnum"];
+            readonly question_count: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly client_attempt_id: string | null;
+            /** Format: date-time */
+            readonly answered_at: string | null;
+            /** @description Right answers, once all are graded. */
+            readonly correct: number | null;
+            /** Format: date-time */
+            readonly graded_at: string | null;
+        };
         SessionLoginOutput: {
             user: components["schemas"]["UserOutput"];
             csrf_token: string;
+        };
+        SkillOutput: {
+            skill: string;
+            /**
+             * Format: double
+             * @description Probability that the skill is mastered, today (0 to 1).
+             */
+            estimate: number;
+            /**
+             * Format: double
+             * @description The estimate's change over the last results (-1 to 1).
+             */
+            trend: number;
+            /** @description Graded answers on this skill. */
+            attempts: number;
+            correct: number;
+            latest_quiz_id: number | null;
+            /** @description The latest quiz: right answers ... */
+            latest_correct: number;
+            /** @description ... out of its graded answers. */
+            latest_total: number;
+            /** Format: date-time */
+            last_result_at: string;
+        };
+        StudentSkillOutput: {
+            skill: string;
+            /**
+             * Format: double
+             * @description Probability that the skill is mastered, today (0 to 1).
+             */
+            estimate: number;
+            /**
+             * Format: double
+             * @description The estimate's change over the last results (-1 to 1).
+             */
+            trend: number;
+            /** @description Graded answers on this skill. */
+            attempts: number;
+            correct: number;
+            latest_quiz_id: number | null;
+            /** @description The latest quiz: right answers ... */
+            latest_correct: number;
+            /** @description ... out of its graded answers. */
+            latest_total: number;
+            /** Format: date-time */
+            last_result_at: string;
+            student_id: number;
+            username: string;
         };
         /**
          * @description * `not_requested` - Not requested
@@ -598,6 +928,67 @@ export interface components {
          * @enum {string}
          */
         SummaryStatusEnum: "not_requested" | "pending" | "done" | "skipped" | "failed" | "fallback";
+        TaskListCreateInputRequest: {
+            /** Format: int64 */
+            classroom?: number;
+            /** Format: int64 */
+            student?: number;
+            title: string;
+            /** @default  */
+            instructions: string;
+            /** @default  */
+            subject: string;
+            /** Format: date-time */
+            due_at?: string | null;
+        };
+        TaskOutput: {
+            readonly id: number;
+            readonly teacher: number;
+            readonly classroom: number | null;
+            readonly student: number | null;
+            readonly title: string;
+            readonly instructions: string;
+            readonly subject: string;
+            /** Format: date-time */
+            readonly due_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly statuses: components["schemas"]["TaskStatusOutput"][];
+        };
+        /**
+         * @description * `todo` - To do
+         *     * `in_progress` - In progress
+         *     * `done` - Done
+         * @enum {string}
+         */
+        TaskProgressEnum: "todo" | "in_progress" | "done";
+        TaskStatusInputRequest: {
+            status: components["schemas"]["TaskProgressEnum"];
+        };
+        TaskStatusOutput: {
+            student_id: number;
+            username: string;
+            status: components["schemas"]["TaskProgressEnum"];
+            /**
+             * @description Who set it; null: never set.
+             *
+             *     * `student` - The student
+             *     * `tutor` - The tutor (update_task tool)
+             */
+            set_by: (components["schemas"]["TaskStatusSourceEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description The tutor's reason, when it set the status. */
+            reason: string;
+            /** Format: date-time */
+            updated_at: string | null;
+            /** @description Due date passed and not done (computed). */
+            overdue: boolean;
+        };
+        /**
+         * @description * `student` - The student
+         *     * `tutor` - The tutor (update_task tool)
+         * @enum {string}
+         */
+        TaskStatusSourceEnum: "student" | "tutor";
         TokenObtainOutput: {
             token: string;
         };
@@ -1014,6 +1405,90 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type: application/json). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    classrooms_skills_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                classroom_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassroomSkillsOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2406,6 +2881,295 @@ export interface operations {
             };
         };
     };
+    quizzes_list: {
+        parameters: {
+            query?: {
+                conversation?: number;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A teacher's student; a student sees their own. */
+                student?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedQuizSummaryOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    quizzes_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                quiz_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuizOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    quizzes_answers_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                quiz_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuizAnswersInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuizAnswersOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     students_list: {
         parameters: {
             query?: {
@@ -2541,6 +3305,405 @@ export interface operations {
             };
             /** @description Not found, or not visible to the requester (never 403 for another's data). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_skills_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillOutput"][];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    tasks_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedTaskOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    tasks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskListCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    tasks_status_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                task_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskStatusInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
