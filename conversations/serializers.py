@@ -114,4 +114,10 @@ DeltaEvent = _event("delta", DeltaData(), "A chunk of the reply as the model wri
 MemoryEvent = _event("memory", MemoryOutput(), "A note the tutor saved with save_memory.")
 DoneEvent = _event("done", DoneData(), "The stored reply (last, on success).")
 ErrorEvent = _event("error", ErrorEnvelope(), "The turn failed (last); see retry_safe.")
-TURN_EVENTS = {"message": MessageEvent, "delta": DeltaEvent, "memory": MemoryEvent, "done": DoneEvent, "error": ErrorEvent}
+TURN_EVENTS = {
+    "message": MessageEvent,
+    "delta": DeltaEvent,
+    "memory": MemoryEvent,
+    "done": DoneEvent,
+    "error": ErrorEvent,
+}
