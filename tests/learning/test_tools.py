@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils import translation
 
 from learning.models import Question, Quiz, Task, TaskStatus
+from learning.serializers import quiz_event
 from learning.services import quiz_create_from_tool, task_update_from_tool
 from learning.tools import CREATE_QUIZ_TOOL, LEARNING_TOOLS, TOOL_NAMES, UPDATE_TASK_TOOL, learning_tool_run
 from tests.learning.conftest import QUIZ_ARGS, new_conversation, quiz_args
@@ -152,3 +153,21 @@ def test_update_task_sets_the_students_status_with_a_reason(school):
     with pytest.raises(ValidationError, match="task must be the id"):
         task_update_from_tool(student_id=alice.pk, arguments={"task": 2**70, "status": "done", "reason": "x"})
     assert TaskStatus.objects.count() == 2
+
+
+def test_the_quiz_event_shows_the_new_quiz_without_its_answers(school):
+    """What the chat turn sends the client with the reply: the questions, no expected answers."""
+    conversation = new_conversation(school["alice"])
+    quiz = quiz_create_from_tool(student_id=school["alice"].pk, conversation_id=conversation.pk, arguments=QUIZ_ARGS)
+    event = quiz_event(quiz)
+    assert (event["id"], event["status"], event["conversation"], event["answered_at"]) == (
+        quiz.pk,
+        "open",
+        conversation.pk,
+        None,
+    )
+    assert event["questions"][0]["prompt"] == "1/2 + 1/4 = ?"
+    assert {q["expected_answer"] for q in event["questions"]} == {None}
+    assert {q["explanation"] for q in event["questions"]} == {None}
+    assert event["answers"] == []
+    assert "3/4" not in json.dumps([{k: v for k, v in q.items() if k != "choices"} for q in event["questions"]])
