@@ -11,15 +11,17 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations import selectors, services, streaming
+from conversations import files, selectors, services, streaming
 from conversations.serializers import (
     TURN_EVENTS,
     ConversationDetailOutput,
     ConversationOutput,
+    FileOutput,
     MessageOutput,
     MessagePage,
     TurnOutput,
@@ -226,3 +228,52 @@ class ConversationEndApi(APIView):
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = services.conversation_end(user=request.user, conversation_id=conversation_id)
         return Response(ConversationOutput(conversation).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ConversationFilesApi(APIView):
+    """/conversations/{id}/files/: the files of a conversation (GET) or attach one (POST)."""
+
+    # Multipart, not the project's JSON default. A file over FILES_MAX_BYTES is dropped as it
+    # streams in (files.FileSizeLimitHandler), before Django's handlers keep it whole.
+    parser_classes = [MultiPartParser, FormParser]
+
+    class Input(serializers.Serializer[None]):
+        file = serializers.FileField(
+            allow_empty_file=True,
+            help_text="PDF, plain text, Markdown or an image (PNG, JPEG, WebP, GIF), at most FILES_MAX_BYTES.",
+        )
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
+        # Before anything reads the body (a session's CSRF check parses it too).
+        request.upload_handlers = [files.FileSizeLimitHandler(request), *request.upload_handlers]
+        return super().initialize_request(request, *args, **kwargs)
+
+    @extend_schema(responses=FileOutput(many=True))
+    def get(self, request: Request, conversation_id: int) -> Response:
+        """The conversation's files, oldest first, with their extraction status and page count."""
+        return Response(FileOutput(files.file_list(user=request.user, conversation_id=conversation_id), many=True).data)
+
+    @extend_schema(
+        request={"multipart/form-data": Input},
+        responses={
+            201: FileOutput,
+            400: OpenApiResponse(
+                ErrorEnvelope,
+                description="`file_too_large` (over FILES_MAX_BYTES), `file_type_not_allowed` (the content is "
+                "not an allowed type), `file_empty`, or `invalid` (no `file` field).",
+            ),
+            409: OpenApiResponse(
+                ErrorEnvelope, description="The conversation has ended (`conflict`) or is full (`file_limit_reached`)."
+            ),
+            415: OpenApiResponse(ErrorEnvelope, description="The body is not multipart/form-data."),
+        },
+    )
+    def post(self, request: Request, conversation_id: int) -> Response:
+        """Attach a file (multipart field `file`), by the conversation's student. The type is
+        found from the content; its text is extracted in the background (`status` pending, then
+        ready or unreadable with a `reason`)."""
+        conversation = files.file_upload_conversation(user=request.user, conversation_id=conversation_id)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        stored = files.file_upload(conversation=conversation, upload=data.validated_data["file"])
+        return Response(FileOutput(stored).data, status=status.HTTP_201_CREATED)

@@ -139,3 +139,68 @@ class ContextCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"Checkpoint of {self.conversation_id} through #{self.covers_through_seq}"
+
+
+class ConversationFile(models.Model):
+    """A file a student attached to a conversation (conversations.files).
+
+    The bytes live in the "tutor_files" storage under `storage_name`, never served by URL; the
+    row holds what the API shows and the text extracted for the prompt. Read through
+    `conversations.files`, whose selectors scope by the conversation (Conversation.objects.visible_to).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending extraction"
+        READY = "ready", "Ready"
+        UNREADABLE = "unreadable", "Unreadable"
+
+    class Reason(models.TextChoices):
+        MALFORMED = "malformed", "Malformed file"
+        ENCRYPTED = "encrypted", "Encrypted PDF"
+        NO_TEXT = "no_text", "No text found"
+        MISSING = "missing", "Missing from storage"
+        EXTRACTION_FAILED = "extraction_failed", "Extraction failed too many times"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="files")
+    # The name the client gave, for people only: the storage name never derives from it.
+    name = models.CharField(max_length=255)
+    # Found from the content on upload (conversations.files.file_type_sniff), not the client's.
+    content_type = models.CharField(max_length=100)
+    size = models.PositiveBigIntegerField()
+    storage_name = models.CharField(max_length=500, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    reason = models.CharField(max_length=32, choices=Reason.choices, blank=True)
+    pages = models.PositiveIntegerField(null=True, blank=True)
+    # Extracted text, at most FILES_MAX_TEXT_CHARS; a PDF's pages are separated by "\f".
+    text = models.TextField(blank=True)
+    text_truncated = models.BooleanField(default=False)
+    # Extraction tries begun (a cap keeps a file that kills its worker from coming back for
+    # ever), and when the latest was requested or begun (the sweep re-enqueues stale ones).
+    extract_attempts = models.PositiveIntegerField(default=0)
+    extract_requested_at = models.DateTimeField()
+    extracted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "created_at", "id"]
+        indexes = [
+            models.Index(fields=["conversation", "created_at"], name="file_conversation_recent"),
+            models.Index(fields=["status", "extract_requested_at"], name="file_extract_due"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "ready", "unreadable"]), name="file_status_valid"
+            ),
+            # An unreadable file always says why; a pending or ready one has no reason.
+            models.CheckConstraint(
+                condition=(Q(status="unreadable") & ~Q(reason="")) | (~Q(status="unreadable") & Q(reason="")),
+                name="file_reason_iff_unreadable",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"File {self.pk} ({self.content_type}) in {self.conversation_id}"
+
+    @property
+    def is_image(self) -> bool:
+        return self.content_type.startswith("image/")

@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from conversations.models import Conversation, Message
+from conversations.models import Conversation, ConversationFile, Message
 from memory.models import AIMemory
 from memory.serializers import MemoryOutput
 from tutor.schema import ErrorEnvelope
@@ -114,10 +114,32 @@ DeltaEvent = _event("delta", DeltaData(), "A chunk of the reply as the model wri
 MemoryEvent = _event("memory", MemoryOutput(), "A note the tutor saved with save_memory.")
 DoneEvent = _event("done", DoneData(), "The stored reply (last, on success).")
 ErrorEvent = _event("error", ErrorEnvelope(), "The turn failed (last); see retry_safe.")
-TURN_EVENTS = {
+# By event name: the schema's TurnEvent is discriminated by `event`.
+TURN_EVENTS: dict[str, type[serializers.Serializer[Any]] | serializers.Serializer[Any]] = {
     "message": MessageEvent,
     "delta": DeltaEvent,
     "memory": MemoryEvent,
     "done": DoneEvent,
     "error": ErrorEvent,
 }
+
+
+class FileOutput(serializers.ModelSerializer[ConversationFile]):
+    """A file attached to a conversation: its metadata only (the content is never served)."""
+
+    reason = serializers.SerializerMethodField(help_text="Why an unreadable file could not be read; null otherwise.")
+
+    class Meta:
+        model = ConversationFile
+        fields = ["id", "conversation", "name", "content_type", "size", "status", "pages", "reason", "created_at"]
+        # Output only: every field is in every answer (required in the schema).
+        read_only_fields = fields
+        extra_kwargs = {
+            "content_type": {"help_text": "Found from the content, not the name: application/pdf, text/plain..."},
+            "size": {"help_text": "In bytes."},
+            "pages": {"help_text": "A PDF's page count, once read; null for text and images."},
+        }
+
+    @extend_schema_field(serializers.ChoiceField(choices=ConversationFile.Reason.choices, allow_null=True))
+    def get_reason(self, file: ConversationFile) -> str | None:
+        return file.reason or None

@@ -31,6 +31,11 @@ api_urls = [
     path(
         "conversations/<id:conversation_id>/end/", conversations.ConversationEndApi.as_view(), name="conversation-end"
     ),
+    path(
+        "conversations/<id:conversation_id>/files/",
+        conversations.ConversationFilesApi.as_view(),
+        name="conversation-files",
+    ),
     path("memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
     path("memories/<id:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
     path("memories/<id:memory_id>/archive/", memory.MemoryArchiveApi.as_view(), name="memory-archive"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import Conversation
+from conversations.models import Conversation, ConversationFile
 from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from learning.services import quiz_create_from_tool
 from memory.models import AIMemory
@@ -52,6 +52,8 @@ DETAIL_ENDPOINTS = [
     ("get", "/api/v1/conversations/{conversation}/messages/", None),
     ("post", "/api/v1/conversations/{conversation}/messages/", {"content": "hello", "client_message_id": "x1"}),
     ("post", "/api/v1/conversations/{conversation}/end/", None),
+    ("get", "/api/v1/conversations/{conversation}/files/", None),
+    ("post", "/api/v1/conversations/{conversation}/files/", None),
     ("get", "/api/v1/memories/{memory}/", None),
     ("get", "/api/v1/memories/?student={student}", None),
     ("get", "/api/v1/conversations/?student={student}", None),
@@ -89,7 +91,14 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
     def state():
         memory = AIMemory.objects.get(pk=alice_data["memory"])
         conversation = Conversation.objects.get(pk=alice_data["conversation"])
-        return conversation.status, AIMemory.objects.count(), memory.title, memory.status, memory.revision
+        return (
+            conversation.status,
+            AIMemory.objects.count(),
+            memory.title,
+            memory.status,
+            memory.revision,
+            ConversationFile.objects.count(),
+        )
 
     before = state(), learning_state()
     resp = getattr(clients[intruder], method)(target, payload, format="json")

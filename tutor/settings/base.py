@@ -8,6 +8,7 @@ refuses to start without a secret key.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -218,6 +219,8 @@ SPECTACULAR_SETTINGS = {
         "ConversationStatusEnum": "conversations.models.Conversation.Status",
         "SummaryStatusEnum": "conversations.models.Conversation.SummaryStatus",
         "MessageRoleEnum": "conversations.models.Message.Role",
+        "FileStatusEnum": "conversations.models.ConversationFile.Status",
+        "FileReasonEnum": "conversations.models.ConversationFile.Reason",
         "MemoryKindEnum": "memory.models.AIMemory.Kind",
         "MemorySourceEnum": "memory.models.AIMemory.Source",
         "MemoryStatusEnum": "memory.models.AIMemory.Status",
@@ -429,6 +432,74 @@ GRADING_MAX_RETRIES = env_int("GRADING_MAX_RETRIES", 5)
 GRADING_RETRY_BACKOFF_SECONDS = env_float("GRADING_RETRY_BACKOFF_SECONDS", 30.0)
 GRADING_SWEEP_AFTER_MINUTES = env_int("GRADING_SWEEP_AFTER_MINUTES", 30)
 CELERY_BEAT_SCHEDULE["sweep-pending-grading"] = {"task": "learning.tasks.grading_sweep", "schedule": 300.0}
+
+# --- Files (conversations.files): what students attach to a conversation ----------------------
+# Checked on upload by content (magic bytes for PDF and images, UTF-8 for text), never by the
+# client's name or content type alone. A wrong type or a larger file is a 400 naming the limit.
+FILES_MAX_BYTES = env_int("FILES_MAX_BYTES", 10 * 1024 * 1024)
+FILES_ALLOWED_TYPES = [
+    t.strip()
+    for t in env_str(
+        "FILES_ALLOWED_TYPES",
+        "application/pdf,text/plain,text/markdown,image/png,image/jpeg,image/webp,image/gif",
+    ).split(",")
+    if t.strip()
+]
+FILES_MAX_PER_CONVERSATION = env_int("FILES_MAX_PER_CONVERSATION", 20)
+# Extracted text kept per file for the prompt (PDF pages are separated by a form feed).
+FILES_MAX_TEXT_CHARS = env_int("FILES_MAX_TEXT_CHARS", 100_000)
+# Extraction (conversations.tasks.file_extract): tries per file before it is marked unreadable
+# (a file that keeps killing the worker must not be redelivered for ever), the first retry's
+# delay (doubled each time, with jitter), and the time one try may take (prefork workers).
+FILES_EXTRACT_MAX_ATTEMPTS = env_int("FILES_EXTRACT_MAX_ATTEMPTS", 5)
+FILES_EXTRACT_RETRY_BACKOFF_SECONDS = env_float("FILES_EXTRACT_RETRY_BACKOFF_SECONDS", 10.0)
+FILES_EXTRACT_TIME_LIMIT_SECONDS = env_int("FILES_EXTRACT_TIME_LIMIT_SECONDS", 120)
+# A file still pending this long after its last try (a lost task message) is re-enqueued.
+FILES_SWEEP_AFTER_SECONDS = env_int("FILES_SWEEP_AFTER_SECONDS", 300)
+CELERY_BEAT_SCHEDULE["sweep-pending-files"] = {"task": "conversations.tasks.files_sweep", "schedule": 60.0}
+# Whether the chat model accepts images (OpenAI-style image parts). Off: the tutor is told it
+# cannot see the images a student attached; their names are still listed.
+LLM_SUPPORTS_IMAGES = env_bool("LLM_SUPPORTS_IMAGES", False)
+# Storage: private files, never served by URL (the API returns their metadata only).
+# FILES_STORAGE=local (default): MEDIA_ROOT/files on this machine, which every web and worker
+# process must share. FILES_STORAGE=s3: django-storages' S3 backend (`pip install
+# django-storages[s3]`; any S3-compatible service with AWS_S3_ENDPOINT_URL), credentials from
+# boto3's own chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or an instance role). Any other
+# value is a storage backend's dotted path, configured with FILES_STORAGE_OPTIONS (JSON).
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or VAR_DIR / "media")
+FILES_STORAGE = env_str("FILES_STORAGE", "local")
+_files_options = json.loads(env_str("FILES_STORAGE_OPTIONS") or "{}")
+if FILES_STORAGE == "local":
+    _files_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {
+            "location": str(MEDIA_ROOT / "files"),
+            "file_permissions_mode": 0o640,
+            "directory_permissions_mode": 0o750,
+            **_files_options,
+        },
+    }
+elif FILES_STORAGE == "s3":
+    _files_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env_str("AWS_STORAGE_BUCKET_NAME"),
+            "region_name": env_str("AWS_S3_REGION_NAME") or None,
+            "endpoint_url": env_str("AWS_S3_ENDPOINT_URL") or None,
+            "location": env_str("FILES_S3_PREFIX", "tutor-files"),
+            "default_acl": "private",
+            "querystring_auth": True,
+            "file_overwrite": False,
+            **_files_options,
+        },
+    }
+else:
+    _files_storage = {"BACKEND": FILES_STORAGE, "OPTIONS": _files_options}
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "tutor_files": _files_storage,
+}
 
 # seed_demo writes demo accounts only where this is on (DEBUG by default).
 ALLOW_DEMO_DATA = env_bool("ALLOW_DEMO_DATA", DEBUG)

@@ -152,6 +152,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/conversations/{conversation_id}/files/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The conversation's files, oldest first, with their extraction status and page count. */
+        get: operations["conversations_files_list"];
+        put?: never;
+        /**
+         * @description Attach a file (multipart field `file`), by the conversation's student. The type is
+         *     found from the content; its text is extracted in the background (`status` pending, then
+         *     ready or unreadable with a `reason`).
+         */
+        post: operations["conversations_files_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/conversations/{conversation_id}/messages/": {
         parameters: {
             query?: never;
@@ -460,6 +482,13 @@ export interface components {
             readonly summary_status: components["schemas"]["SummaryStatusEnum"];
             readonly messages: components["schemas"]["MessagePage"];
         };
+        ConversationFilesInputRequest: {
+            /**
+             * Format: binary
+             * @description PDF, plain text, Markdown or an image (PNG, JPEG, WebP, GIF), at most FILES_MAX_BYTES.
+             */
+            file: string;
+        };
         ConversationListCreateInputRequest: {
             /** @default  */
             subject: string;
@@ -566,6 +595,32 @@ export interface components {
          * @enum {string}
          */
         ErrorEventEventEnum: "error";
+        /** @description A file attached to a conversation: its metadata only (the content is never served). */
+        FileOutput: {
+            readonly id: number;
+            readonly conversation: number;
+            readonly name: string;
+            /** @description Found from the content, not the name: application/pdf, text/plain... */
+            readonly content_type: string;
+            /** @description In bytes. */
+            readonly size: number;
+            readonly status: components["schemas"]["FileStatusEnum"];
+            /** @description A PDF's page count, once read; null for text and images. */
+            readonly pages: number | null;
+            /** @description Why an unreadable file could not be read; null otherwise. */
+            readonly reason: (components["schemas"]["FileReasonEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /** @enum {string} */
+        FileReasonEnum: "malformed" | "encrypted" | "no_text" | "missing" | "extraction_failed";
+        /**
+         * @description * `pending` - Pending extraction
+         *     * `ready` - Ready
+         *     * `unreadable` - Unreadable
+         * @enum {string}
+         */
+        FileStatusEnum: "pending" | "ready" | "unreadable";
         /**
          * @description * `en` - English
          *     * `fr` - Français
@@ -1889,6 +1944,205 @@ export interface operations {
                 };
             };
             /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    conversations_files_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileOutput"][];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    conversations_files_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ConversationFilesInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileOutput"];
+                };
+            };
+            /** @description `file_too_large` (over FILES_MAX_BYTES), `file_type_not_allowed` (the content is not an allowed type), `file_empty`, or `invalid` (no `file` field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The conversation has ended (`conflict`) or is full (`file_limit_reached`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not multipart/form-data. */
             415: {
                 headers: {
                     [name: string]: unknown;
