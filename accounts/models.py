@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.contrib.auth.models import UserManager as DjangoUserManager
+from django.core.validators import MinValueValidator
 from django.db import models
+from django.db.models import Q
 
 # Made by the data migration accounts.0003: view permissions on conversations, memories and LLM
 # usage, and the archive permission on memories. A teacher with is_staff in it uses the admin.
@@ -53,6 +56,12 @@ class User(AbstractUser):
         return self.role == self.Role.TEACHER
 
 
+def _budget(help_text: str) -> models.DecimalField[Decimal | None, Decimal | None]:
+    return models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True, validators=[MinValueValidator(0)], help_text=help_text
+    )
+
+
 class Classroom(models.Model):
     name = models.CharField(max_length=120)
     teacher = models.ForeignKey(
@@ -65,9 +74,21 @@ class Classroom(models.Model):
         settings.AUTH_USER_MODEL, through="Enrollment", related_name="enrolled_classrooms"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Spend budgets (llm.costs): empty follows the BUDGET_* setting, 0 is none.
+    budget_daily = _budget("USD per UTC day for the whole class; empty: BUDGET_CLASSROOM_DAILY; 0: none.")
+    budget_monthly = _budget("USD per calendar month for the whole class; empty: BUDGET_CLASSROOM_MONTHLY; 0: none.")
+    budget_student_daily = _budget("USD per UTC day for each student; empty: BUDGET_STUDENT_DAILY; 0: none.")
+    budget_student_monthly = _budget("USD per calendar month for each student; empty: BUDGET_STUDENT_MONTHLY; 0: none.")
 
     class Meta:
         ordering = ["name", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__gte": 0}),
+                name=f"classroom_{field}_not_negative",
+            )
+            for field in ("budget_daily", "budget_monthly", "budget_student_daily", "budget_student_monthly")
+        ]
 
     def __str__(self) -> str:
         return self.name

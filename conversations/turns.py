@@ -37,7 +37,7 @@ from conversations import prompts
 from conversations.context import context_build
 from conversations.models import Conversation, Message
 from conversations.selectors import conversation_get
-from llm import gateway
+from llm import costs, gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 from memory.models import AIMemory
@@ -128,13 +128,15 @@ def require_student_owner(*, user: Any, conversation: Conversation) -> None:
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
     """Claim the conversation and store the student's message, or say why not (see the classes).
 
-    Raises NotFound, Forbidden, Conflict (ended conversation, client_message_id reused for other
-    content), ModelNotConfigured (the message is stored, the lease released) and
-    DatabaseUnavailable, whose message says whether the student's message was stored.
+    Raises NotFound, Forbidden, BudgetExceeded (a new message past a spend budget: not stored),
+    Conflict (ended conversation, client_message_id reused for other content), ModelNotConfigured
+    (the message is stored, the lease released) and DatabaseUnavailable, whose message says
+    whether the student's message was stored.
     """
     try:
         conversation = conversation_get(user=user, conversation_id=conversation_id)
         require_student_owner(user=user, conversation=conversation)
+        _check_budget(conversation=conversation, client_message_id=client_message_id)
         tokens = _check_fits(content)
         outcome = _claim(
             conversation_id=conversation.pk, content=content, client_message_id=client_message_id, tokens=tokens
@@ -163,6 +165,16 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
                 details={"student_message_id": outcome.student_message.pk},
             ) from exc
         raise
+
+
+def _check_budget(*, conversation: Conversation, client_message_id: str) -> None:
+    """A new message past a spend budget is refused (429) before it is stored (llm.costs). A
+    message stored earlier goes on: its retry replays the reply, or completes the same turn."""
+    try:
+        costs.budget_check(student_id=conversation.student_id)
+    except costs.BudgetExceeded:
+        if not conversation.messages.filter(client_message_id=client_message_id).exists():
+            raise
 
 
 def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens: int) -> Replay | Busy | Claimed:

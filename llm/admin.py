@@ -18,6 +18,7 @@ class LLMUsageAdmin(ReadOnlyAdmin):
         "conversation_id",
         "prompt_tokens",
         "completion_tokens",
+        "cost",
         "latency_ms",
         "ok",
     )

@@ -8,7 +8,7 @@ Who retries: never the SDK (`max_retries=0`). A chat turn is retried by the clie
 `client_message_id` (the API says the retry is safe); background work is retried by Celery with
 backoff. Retrying in both places would multiply waits and calls.
 
-Every call, successful or not, is metered in `LLMUsage`.
+Every call, successful or not, is metered in `LLMUsage`, with its cost (llm.costs).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils.translation import gettext_noop
 
-from llm import windows
+from llm import costs, windows
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 
@@ -223,8 +223,7 @@ def complete(
         usage.save()
         raise
     latency = int((time.monotonic() - started) * 1000)
-    usage.prompt_tokens = result.prompt_tokens
-    usage.completion_tokens = result.completion_tokens
+    _usage_counted(usage, result.prompt_tokens, result.completion_tokens)
     usage.latency_ms = latency
     if usage_sink is not None:
         usage_sink.append(usage)
@@ -271,6 +270,13 @@ def _errors_mapped(profile: Profile) -> Iterator[None]:
     except httpx2.TransportError as exc:
         # A stream cut after its first bytes surfaces from the transport itself.
         raise LLMDropped(f"model endpoint dropped the answer: {type(exc).__name__}") from exc
+
+
+def _usage_counted(usage: LLMUsage, prompt_tokens: int, completion_tokens: int) -> None:
+    """A call's tokens, and their cost at today's prices (a failed call's row keeps 0 and 0)."""
+    usage.prompt_tokens = prompt_tokens
+    usage.completion_tokens = completion_tokens
+    usage.cost = costs.usage_cost(model=usage.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
 
 
 def _usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
@@ -332,7 +338,7 @@ async def _complete_async(
     except LLMError as exc:
         _usage_failed(retry, exc, started)
         raise
-    retry.prompt_tokens, retry.completion_tokens = result.prompt_tokens, result.completion_tokens
+    _usage_counted(retry, result.prompt_tokens, result.completion_tokens)
     retry.latency_ms = int((time.monotonic() - started) * 1000)
     if result.content:
         await on_delta(result.content)
@@ -510,8 +516,7 @@ async def stream(
         # The server sent no usage chunk (stream_options unsupported): count locally.
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in messages)
         completion_tokens = count_tokens(content + "".join(c.arguments for c in tool_calls))
-    usage.prompt_tokens = prompt_tokens
-    usage.completion_tokens = completion_tokens
+    _usage_counted(usage, prompt_tokens, completion_tokens)
     usage.latency_ms = int((time.monotonic() - started) * 1000)
     return LLMResult(
         content=content,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
 
@@ -11,6 +13,7 @@ class LLMUsage(models.Model):
         CHAT = "chat", "Chat reply"
         SUMMARY = "summary", "Conversation summary"
         COMPRESSION = "compression", "Context compression"
+        GRADING = "grading", "Answer grading"
 
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     model = models.CharField(max_length=200)
@@ -20,13 +23,19 @@ class LLMUsage(models.Model):
     conversation_id = models.BigIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # USD, priced from the token counts by llm.costs when the row is written (the prices of that day).
+    cost = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
     latency_ms = models.PositiveIntegerField(default=0)
     ok = models.BooleanField(default=True)
     error = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        indexes = [models.Index(fields=["student", "created_at"], name="llmusage_student_created")]
+        indexes = [
+            # A student's spend since a day or month began (the budget check, llm.costs), read from
+            # the index alone: cost is its last column.
+            models.Index(fields=["student", "created_at", "cost"], name="llmusage_student_spend"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.purpose} {self.model} {self.prompt_tokens}+{self.completion_tokens}"

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from accounts import apis as accounts
 from conversations import apis as conversations
 from learning import apis as learning
+from llm import apis as llm
 from memory import apis as memory
 from tutor.api import IdConverter
 from tutor.errors import unknown_api_url, unknown_url
@@ -39,6 +40,7 @@ api_urls = [
     path("memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
     path("memories/<id:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
     path("memories/<id:memory_id>/archive/", memory.MemoryArchiveApi.as_view(), name="memory-archive"),
+    path("usage/", llm.UsageApi.as_view(), name="usage"),
     path("quizzes/", learning.QuizListApi.as_view(), name="quiz-list"),
     path("quizzes/<id:quiz_id>/", learning.QuizDetailApi.as_view(), name="quiz-detail"),
     path("quizzes/<id:quiz_id>/answers/", learning.QuizAnswersApi.as_view(), name="quiz-answers"),

@@ -58,6 +58,7 @@ DETAIL_ENDPOINTS = [
     ("get", "/api/v1/memories/?student={student}", None),
     ("get", "/api/v1/conversations/?student={student}", None),
     ("get", "/api/v1/students/{student}/", None),
+    ("get", "/api/v1/usage/?student={student}", None),
     ("post", "/api/v1/memories/", {"student": "{student}", "title": "A note from another teacher", "content": "x"}),
     ("patch", "/api/v1/memories/{memory}/", {"title": "Rewritten by someone else"}),
     ("post", "/api/v1/memories/{memory}/archive/", {"reason": "Archived by someone else"}),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import dj_database_url
@@ -316,6 +317,68 @@ LLM_DISCOVERY_TIMEOUT_SECONDS = env_float("LLM_DISCOVERY_TIMEOUT_SECONDS", 3.0)
 LLM_SUMMARY_RESPONSE_FORMAT = env_str("LLM_SUMMARY_RESPONSE_FORMAT", "auto")
 # Encoding used to count tokens for models tiktoken does not know (see llm/tokens.py).
 TOKEN_ENCODING_FALLBACK = env_str("TOKEN_ENCODING_FALLBACK", "cl100k_base")
+
+# --- Costs (llm.costs, docs/costs.md) -------------------------------------------------------------
+# USD per million tokens, (input, output), by model name as configured (LLM_MODEL...): hosted
+# models' list prices, defaults to check against the provider's page (docs/costs.md dates them).
+# A model not listed costs 0 (a local one) unless LLM_PRICES prices it: JSON {"model": [input,
+# output]}, merged over these. A dated snapshot (gpt-4o-mini-2024-07-18) takes its model's price.
+LLM_PRICE_DEFAULTS: dict[str, tuple[Decimal, Decimal]] = {
+    name: (Decimal(prompt), Decimal(completion))
+    for name, prompt, completion in [
+        ("gpt-4o-mini", "0.15", "0.60"),
+        ("gpt-4o", "2.50", "10.00"),
+        ("gpt-4.1", "2.00", "8.00"),
+        ("gpt-4.1-mini", "0.40", "1.60"),
+        ("gpt-4.1-nano", "0.10", "0.40"),
+        ("gpt-5", "1.25", "10.00"),
+        ("gpt-5-mini", "0.25", "2.00"),
+        ("gpt-5-nano", "0.05", "0.40"),
+        ("o3", "2.00", "8.00"),
+        ("o3-mini", "1.10", "4.40"),
+        ("o4-mini", "1.10", "4.40"),
+        ("gpt-3.5-turbo", "0.50", "1.50"),
+        ("text-embedding-3-small", "0.02", "0"),
+        ("text-embedding-3-large", "0.13", "0"),
+    ]
+}
+
+
+def env_decimal(name: str) -> Decimal:
+    """A non-negative amount; empty is 0."""
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = Decimal(raw or "0")
+    except InvalidOperation as exc:
+        raise RuntimeError(f"{name} must be an amount in USD, got {raw!r}") from exc
+    if not value.is_finite() or value < 0:
+        raise RuntimeError(f"{name} must be a non-negative amount in USD, got {raw!r}")
+    return value
+
+
+def env_prices(name: str) -> dict[str, tuple[Decimal, Decimal]]:
+    raw = os.environ.get(name, "").strip()
+    try:
+        table = json.loads(raw or "{}", parse_float=Decimal, parse_int=Decimal)
+        prices = {str(model): (Decimal(pair[0]), Decimal(pair[1])) for model, pair in table.items()}
+        if any(len(pair) != 2 for pair in table.values()):
+            raise ValueError("two prices per model")
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError, InvalidOperation) as exc:
+        expected = '{"model": [input, output]}, in USD per million tokens'
+        raise RuntimeError(f"{name} must be JSON {expected}: {exc}") from exc
+    if any(not p.is_finite() or p < 0 for pair in prices.values() for p in pair):
+        raise RuntimeError(f"{name}: prices must be non-negative numbers")
+    return prices
+
+
+LLM_PRICES = {**LLM_PRICE_DEFAULTS, **env_prices("LLM_PRICES")}
+# Spend budgets in USD, per UTC day and calendar month (UTC); 0 or empty: none. A classroom may
+# override each for its students and itself (Classroom.budget_*). Past one, a new chat message is
+# refused with 429 budget_exceeded until the period ends; background work is never refused.
+BUDGET_STUDENT_DAILY = env_decimal("BUDGET_STUDENT_DAILY")
+BUDGET_STUDENT_MONTHLY = env_decimal("BUDGET_STUDENT_MONTHLY")
+BUDGET_CLASSROOM_DAILY = env_decimal("BUDGET_CLASSROOM_DAILY")
+BUDGET_CLASSROOM_MONTHLY = env_decimal("BUDGET_CLASSROOM_MONTHLY")
 
 # --- Tutor behaviour ------------------------------------------------------------------------
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 20_000)

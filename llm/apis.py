@@ -1,0 +1,76 @@
+"""What the tutor costs: the model spend of a teacher's students, or a student's own."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from llm.selectors import usage_report
+from tutor.api import MAX_ID
+
+# The default report: the last 30 UTC days, today included; the longest a report may span.
+DEFAULT_DAYS = 30
+MAX_DAYS = 366
+
+
+class UsageAmounts(serializers.Serializer[None]):
+    cost = serializers.DecimalField(
+        max_digits=20, decimal_places=8, help_text="USD, as priced when each call was made."
+    )
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    calls = serializers.IntegerField(help_text="Model calls, failed ones included.")
+
+
+class UsageDay(UsageAmounts):
+    date = serializers.DateField(help_text="A UTC day.")
+
+
+class UsageStudent(UsageAmounts):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    days = UsageDay(many=True, help_text="The days with calls, oldest first.")
+
+
+class UsageApi(APIView):
+    """Model spend per student and per day: a teacher's students (or the one named), a student's own."""
+
+    class Input(serializers.Serializer[None]):
+        student = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_ID, help_text="Only this student's (a teacher's students)."
+        )
+        since = serializers.DateField(required=False, help_text="First UTC day (default: 29 days before `until`).")
+        until = serializers.DateField(required=False, help_text="Last UTC day, included (default: today).")
+
+        def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+            until = data.get("until") or timezone.now().date()
+            since = data.get("since") or until - timedelta(days=DEFAULT_DAYS - 1)
+            if since > until:
+                raise serializers.ValidationError({"since": [_("The first day must not be after the last one.")]})
+            if (until - since).days >= MAX_DAYS:
+                raise serializers.ValidationError(
+                    {"since": [_("A report spans at most %(days)s days.") % {"days": MAX_DAYS}]}
+                )
+            return {**data, "since": since, "until": until}
+
+    class Output(serializers.Serializer[dict[str, Any]]):
+        since = serializers.DateField()
+        until = serializers.DateField()
+        currency = serializers.CharField(help_text="Always USD.")
+        total = UsageAmounts()
+        days = UsageDay(many=True, help_text="All the students' spend per day with calls, oldest first.")
+        students = UsageStudent(many=True, help_text="Every student in the report, by username, with zeros if idle.")
+
+    @extend_schema(parameters=[Input], responses=Output)
+    def get(self, request: Request) -> Response:
+        data = self.Input(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        return Response(self.Output(usage_report(user=request.user, **data.validated_data)).data)

@@ -1,0 +1,218 @@
+"""What model calls cost, and the spend budgets that stop a student's chat past them.
+
+Prices: `settings.LLM_PRICES`, USD per million input and output tokens by model name; a model it
+does not list costs 0 (a local one). Each `LLMUsage` row is priced when it is written
+(llm.gateway), so a price changed later never rewrites what was spent.
+
+Budgets, in USD per UTC day and per calendar month (UTC), each 0 for none:
+- per student: BUDGET_STUDENT_DAILY and BUDGET_STUDENT_MONTHLY, or their classroom's override;
+- per classroom, over the spend of all its students: BUDGET_CLASSROOM_DAILY and _MONTHLY, or its
+  override.
+Every budget that covers the student applies (a student in two classes is held to both classes'
+budgets, the strictest decides). Spend is everything metered for the student, background work
+included, but only a new chat message is ever refused: summaries, compression and grading keep
+the memory whole and always run. A turn that starts under the budget finishes, so spend can pass a
+limit by the turns in flight when it was reached.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Q, Sum
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+
+from accounts.models import Classroom
+from llm.models import LLMUsage
+from tutor.errors import ApplicationError
+
+ZERO = Decimal(0)
+MILLION = Decimal(1_000_000)
+# The cost column's precision (LLMUsage.cost: 8 decimal places).
+COST_QUANTUM = Decimal("0.00000001")
+
+# A dated snapshot of a priced model: gpt-4o-mini-2024-07-18, gpt-3.5-turbo-0125, claude-...-20250514.
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
+
+
+def model_price(model: str) -> tuple[Decimal, Decimal]:
+    """USD per million (input, output) tokens: the name as configured, else without a router's
+    `provider/` prefix, else its undated name; (0, 0) for a model not priced."""
+    prices: dict[str, tuple[Decimal, Decimal]] = settings.LLM_PRICES
+    bare = model.strip().rsplit("/", 1)[-1]
+    for name in (model, bare, _SNAPSHOT.sub("", bare)):
+        if name in prices:
+            return prices[name]
+    return ZERO, ZERO
+
+
+def usage_cost(*, model: str, prompt_tokens: int, completion_tokens: int) -> Decimal:
+    """The USD cost of one call, to LLMUsage.cost's precision."""
+    prompt_price, completion_price = model_price(model)
+    cost = (Decimal(prompt_tokens) * prompt_price + Decimal(completion_tokens) * completion_price) / MILLION
+    return cost.quantize(COST_QUANTUM, rounding=ROUND_HALF_UP)
+
+
+# --- Budgets ----------------------------------------------------------------------------------
+
+DAILY, MONTHLY = "daily", "monthly"
+STUDENT, CLASSROOM = "student", "classroom"
+
+# (scope, period) -> (the setting, the Classroom field that overrides it)
+_SOURCES = {
+    (STUDENT, DAILY): ("BUDGET_STUDENT_DAILY", "budget_student_daily"),
+    (STUDENT, MONTHLY): ("BUDGET_STUDENT_MONTHLY", "budget_student_monthly"),
+    (CLASSROOM, DAILY): ("BUDGET_CLASSROOM_DAILY", "budget_daily"),
+    (CLASSROOM, MONTHLY): ("BUDGET_CLASSROOM_MONTHLY", "budget_monthly"),
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    scope: str  # STUDENT: the student's own spend; CLASSROOM: all the class's students'
+    period: str  # DAILY or MONTHLY
+    limit: Decimal
+    # The classroom whose budget (or override of a student budget) this is; None: the setting.
+    classroom_id: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.scope}_{self.period}"
+
+
+def period_start(period: str, now: datetime) -> datetime:
+    start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return start if period == DAILY else start.replace(day=1)
+
+
+def period_end(period: str, now: datetime) -> datetime:
+    """When the period's budget resets: the next UTC midnight, or the first of next month."""
+    start = period_start(period, now)
+    if period == DAILY:
+        return start + timedelta(days=1)
+    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
+def budgets_for(*, student_id: int) -> list[Budget]:
+    """The budgets (limit above 0) that cover a student: their classes' overrides, else the
+    settings. One small query: the student's classrooms."""
+    classrooms = list(
+        Classroom.objects.filter(enrollments__student_id=student_id).values(
+            "id", *(field for _setting, field in _SOURCES.values())
+        )
+    )
+    budgets: set[Budget] = set()
+    for (scope, period), (setting, field) in _SOURCES.items():
+        default = Decimal(getattr(settings, setting) or 0)
+        if scope == STUDENT and not classrooms:
+            budgets.add(Budget(scope, period, default))
+        for classroom in classrooms:
+            override = classroom[field]
+            if override is not None:
+                budgets.add(Budget(scope, period, override, classroom["id"]))
+            else:
+                budgets.add(Budget(scope, period, default, classroom["id"] if scope == CLASSROOM else None))
+    return sorted((b for b in budgets if b.limit > 0), key=lambda b: (b.scope, b.period, b.classroom_id or 0))
+
+
+def budget_spend(*, student_id: int, budgets: list[Budget], now: datetime) -> dict[Budget, Decimal]:
+    """What each budget has spent in its current period, in one aggregate query over LLMUsage:
+    the student's rows, and with classroom budgets the rows of those classes' students, since the
+    day (or month) began, read from the (student, created_at, cost) index."""
+    day = Q(created_at__gte=period_start(DAILY, now))
+    since = period_start(MONTHLY if any(b.period == MONTHLY for b in budgets) else DAILY, now)
+    own = Q(student_id=student_id)
+    sums: dict[str, Any] = {
+        "own_daily": Sum("cost", filter=own & day),
+        "own_monthly": Sum("cost", filter=own),
+    }
+    classroom_ids = sorted({b.classroom_id for b in budgets if b.scope == CLASSROOM and b.classroom_id})
+    if classroom_ids:
+        # One group per classroom: its students' rows (the student's own are in every group).
+        rows = list(
+            LLMUsage.objects.filter(created_at__gte=since, student__enrollments__classroom_id__in=classroom_ids)
+            .values(classroom=F("student__enrollments__classroom_id"))
+            .annotate(**sums, daily=Sum("cost", filter=day), monthly=Sum("cost"))
+            .order_by()
+        )
+    else:
+        rows = [LLMUsage.objects.filter(own, created_at__gte=since).aggregate(**sums)]
+    spent: dict[tuple[str, str, int | None], Decimal] = {}
+    for row in rows:
+        for period in (DAILY, MONTHLY):
+            spent[(STUDENT, period, None)] = max(spent.get((STUDENT, period, None), ZERO), row[f"own_{period}"] or ZERO)
+            if "classroom" in row:
+                spent[(CLASSROOM, period, row["classroom"])] = row[period] or ZERO
+    return {b: spent.get((b.scope, b.period, b.classroom_id if b.scope == CLASSROOM else None), ZERO) for b in budgets}
+
+
+class BudgetExceeded(ApplicationError):
+    """429: a new chat message past a spend budget. Nothing was stored; the same message is
+    accepted once the budget resets (Retry-After)."""
+
+    status_code = 429
+    code = "budget_exceeded"
+    retry_safe = True
+
+    def __init__(self, *, budget: Budget, spent: Decimal, now: datetime) -> None:
+        resets_at = period_end(budget.period, now)
+        wait = max(1, math.ceil((resets_at - now).total_seconds()))
+        messages = {
+            "student_daily": _(
+                "Your daily budget for the tutor is used up (%(spent)s of %(limit)s USD). New messages are "
+                "accepted again from %(resets_at)s."
+            ),
+            "student_monthly": _(
+                "Your monthly budget for the tutor is used up (%(spent)s of %(limit)s USD). New messages are "
+                "accepted again from %(resets_at)s."
+            ),
+            "classroom_daily": _(
+                "Your class's daily budget for the tutor is used up (%(spent)s of %(limit)s USD). New messages "
+                "are accepted again from %(resets_at)s."
+            ),
+            "classroom_monthly": _(
+                "Your class's monthly budget for the tutor is used up (%(spent)s of %(limit)s USD). New messages "
+                "are accepted again from %(resets_at)s."
+            ),
+        }
+        # Enough decimals to tell the spend from a limit under a cent.
+        places = max(2, -int(budget.limit.normalize().as_tuple().exponent))
+        message = messages[budget.name] % {
+            "spent": formats.number_format(spent, places, force_grouping=True),
+            "limit": formats.number_format(budget.limit, places, force_grouping=True),
+            "resets_at": resets_at.strftime("%Y-%m-%d %H:%M UTC"),
+        }
+        super().__init__(
+            message,
+            details={
+                "budget": budget.name,
+                "classroom_id": budget.classroom_id,
+                "spent_usd": f"{spent.quantize(COST_QUANTUM):f}",
+                "limit_usd": f"{budget.limit.normalize():f}",
+                "resets_at": resets_at.isoformat().replace("+00:00", "Z"),
+                "retry_after_seconds": wait,
+            },
+        )
+        self.retry_after = wait
+
+
+def budget_check(*, student_id: int, now: datetime | None = None) -> None:
+    """Raise BudgetExceeded if a budget covering the student is spent for its period (the one
+    that resets last, when several are: the student waits for all of them). Two small queries,
+    the second only when a budget applies; called before a new chat message is stored."""
+    now = now or timezone.now()
+    budgets = budgets_for(student_id=student_id)
+    if not budgets:
+        return
+    spend = budget_spend(student_id=student_id, budgets=budgets, now=now)
+    over = [b for b in budgets if spend[b] >= b.limit]
+    if over:
+        budget = max(over, key=lambda b: (period_end(b.period, now), spend[b] / b.limit))
+        raise BudgetExceeded(budget=budget, spent=spend[budget], now=now)

@@ -1,0 +1,73 @@
+"""Reads of the metering: what the model calls of a user's students cost, per student and per day."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Count, Sum
+from django.db.models.functions import TruncDate
+
+from accounts.selectors import student_get_visible, students_visible_to
+from llm.models import LLMUsage
+
+AMOUNTS = ("cost", "prompt_tokens", "completion_tokens", "calls")
+
+
+def _zero() -> dict[str, Any]:
+    return {"cost": Decimal(0), "prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+
+
+def _add(into: dict[str, Any], amounts: dict[str, Any]) -> None:
+    for key in AMOUNTS:
+        into[key] += amounts[key]
+
+
+def usage_report(*, user: Any, since: date, until: date, student: int | None = None) -> dict[str, Any]:
+    """The spend of the students `user` may see (a teacher's classes, a student themself), or of
+    the one named (NotFound if not visible), from `since` to `until` inclusive, UTC days: per
+    student and per day (days without calls left out), per day for all, and in total. Every
+    visible student is listed, those without calls with zeros. Two queries."""
+    students = students_visible_to(user)
+    if student is not None:
+        students = students.filter(pk=student_get_visible(user=user, student_id=student).pk)
+    people = {s["id"]: {**s, **_zero(), "days": []} for s in students.order_by("username").values("id", "username")}
+    rows = (
+        LLMUsage.objects.filter(
+            student_id__in=list(people),
+            created_at__gte=datetime.combine(since, time.min, tzinfo=UTC),
+            created_at__lt=datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC),
+        )
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
+        .values("student_id", "day")
+        .annotate(
+            spent=Sum("cost"),
+            prompt=Sum("prompt_tokens"),
+            completion=Sum("completion_tokens"),
+            n=Count("id"),
+        )
+        .order_by("student_id", "day")
+    )
+    total = _zero()
+    days: dict[date, dict[str, Any]] = {}
+    for row in rows:
+        amounts = {
+            "cost": row["spent"] or Decimal(0),
+            "prompt_tokens": row["prompt"] or 0,
+            "completion_tokens": row["completion"] or 0,
+            "calls": row["n"],
+        }
+        person = people[row["student_id"]]
+        person["days"].append({"date": row["day"], **amounts})
+        _add(person, amounts)
+        _add(days.setdefault(row["day"], {"date": row["day"], **_zero()}), amounts)
+        _add(total, amounts)
+    return {
+        "since": since,
+        "until": until,
+        "currency": "USD",
+        "total": total,
+        "days": [days[day] for day in sorted(days)],
+        "students": list(people.values()),
+    }
