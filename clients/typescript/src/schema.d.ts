@@ -425,6 +425,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Model spend per student and per day: a teacher's students (or the one named), a student's own. */
+        get: operations["usage_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1054,6 +1071,61 @@ export interface components {
             reply: components["schemas"]["MessageOutput"];
             /** @description True when this is a retry answered from the stored reply. */
             replayed: boolean;
+        };
+        UsageAmounts: {
+            /**
+             * Format: decimal
+             * @description USD, as priced when each call was made.
+             */
+            cost: string;
+            prompt_tokens: number;
+            completion_tokens: number;
+            /** @description Model calls, failed ones included. */
+            calls: number;
+        };
+        UsageDay: {
+            /**
+             * Format: decimal
+             * @description USD, as priced when each call was made.
+             */
+            cost: string;
+            prompt_tokens: number;
+            completion_tokens: number;
+            /** @description Model calls, failed ones included. */
+            calls: number;
+            /**
+             * Format: date
+             * @description A UTC day.
+             */
+            date: string;
+        };
+        UsageOutput: {
+            /** Format: date */
+            since: string;
+            /** Format: date */
+            until: string;
+            /** @description Always USD. */
+            currency: string;
+            total: components["schemas"]["UsageAmounts"];
+            /** @description All the students' spend per day with calls, oldest first. */
+            days: components["schemas"]["UsageDay"][];
+            /** @description Every student in the report, by username, with zeros if idle. */
+            students: components["schemas"]["UsageStudent"][];
+        };
+        UsageStudent: {
+            /**
+             * Format: decimal
+             * @description USD, as priced when each call was made.
+             */
+            cost: string;
+            prompt_tokens: number;
+            completion_tokens: number;
+            /** @description Model calls, failed ones included. */
+            calls: number;
+            id: number;
+            username: string;
+            /** @description The days with calls, oldest first. */
+            days: components["schemas"]["UsageDay"][];
         };
         UserOutput: {
             readonly id: number;
@@ -3958,6 +4030,95 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type: application/json). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    usage_retrieve: {
+        parameters: {
+            query?: {
+                /** @description First UTC day (default: 29 days before `until`). */
+                since?: string;
+                /** @description Only this student's (a teacher's students). */
+                student?: number;
+                /** @description Last UTC day, included (default: today). */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
