@@ -387,7 +387,8 @@ def _pdf_extract(data: bytes, label: str) -> Extraction:
         if total > settings.FILES_MAX_TEXT_CHARS:
             break  # the rest would be cut off anyway
         try:
-            page_text = _clean(reader.pages[number].extract_text() or "")
+            # A form feed inside a page would read as a page break (PAGE_BREAK joins the pages).
+            page_text = _clean(reader.pages[number].extract_text() or "").replace(PAGE_BREAK, "\n")
         except SoftTimeLimitExceeded:
             raise
         except Exception as exc:
@@ -470,8 +471,10 @@ def file_extract(*, file_id: int) -> str:
     if isinstance(begun, str):
         return begun
     try:
+        # Whole: the upload was bounded by FILES_MAX_BYTES then (a lower limit since must not
+        # cut an older file short).
         with file_storage().open(begun.storage_name, "rb") as handle:
-            data = handle.read(settings.FILES_MAX_BYTES + 1)
+            data = handle.read()
     except FileNotFoundError:
         logger.error("file %s: %s is missing from the storage", file_id, begun.storage_name)
         return file_extract_settle(file_id=file_id, extraction=_unreadable(ConversationFile.Reason.MISSING))
@@ -568,5 +571,5 @@ def image_data_url(file: PromptFile) -> str:
     if file.image_storage_name is None:
         raise ValueError(f"file {file.id} is not an image")
     with file_storage().open(file.image_storage_name, "rb") as handle:
-        data = handle.read(settings.FILES_MAX_BYTES + 1)
+        data = handle.read()
     return f"data:{file.content_type};base64,{base64.b64encode(data).decode('ascii')}"

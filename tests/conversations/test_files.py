@@ -424,6 +424,15 @@ def test_running_the_extraction_twice_changes_nothing(clients):
     assert files.file_extract(file_id=10**12) == "no_such_file"
 
 
+def test_a_limit_lowered_after_the_upload_does_not_cut_the_file(clients, settings):
+    """Extraction reads the stored file whole: FILES_MAX_BYTES bounds uploads, not older files."""
+    cid = start(clients["alice"])
+    body = uploaded(clients["alice"], cid, "sheet.pdf", pdf_bytes("Seven eighths"))
+    settings.FILES_MAX_BYTES = 100
+    assert files.file_extract(file_id=body["id"]) == "ready"
+    assert "Seven eighths" in ConversationFile.objects.get(pk=body["id"]).text
+
+
 def test_extraction_caps_the_text_and_cleans_it(settings):
     """FILES_MAX_TEXT_CHARS caps the stored text (marked truncated); NULs are dropped."""
     settings.FILES_MAX_TEXT_CHARS = 50
