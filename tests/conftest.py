@@ -64,6 +64,17 @@ def _fast_password_hashing(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Each test starts in the default language: a request activates its user's (tutor.auth) on
+    the test's thread, and Django never switches back."""
+    from django.utils import translation
+
+    translation.activate(django_settings.LANGUAGE_CODE)
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _cache_of_its_own(settings: Any) -> Iterator[None]:
     """Each test counts throttles and learns context windows from zero: its own key prefix in the
     shared cache (Redis in CI), and no window resolved by an earlier test."""
