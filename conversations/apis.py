@@ -129,7 +129,7 @@ class MessagesApi(APIView):
                 ),
                 description=(
                     "With `Accept: text/event-stream`: 200 and the turn as Server-Sent Events, each "
-                    "`event: <name>` and `data: <JSON>`: message, then delta*, memory*, then done or error."
+                    "`event: <name>` and `data: <JSON>`: message, then delta*, memory* and quiz*, then done or error."
                 ),
             ),
             502: OpenApiResponse(ErrorEnvelope, description="The model failed to answer; see retry_safe."),
@@ -164,6 +164,7 @@ class MessagesApi(APIView):
             "student_message": MessageOutput(feed.student_message).data,
             "reply": MessageOutput(feed.reply).data,
             "replayed": feed.replayed,
+            "quizzes": feed.quizzes,
         }
         return JsonResponse(body, status=201)
 

@@ -43,8 +43,9 @@ from pypdf import PasswordType, PdfReader
 from rest_framework import status
 
 from conversations.models import Conversation, ConversationFile
-from conversations.selectors import conversation_get
-from conversations.turns import require_student_owner
+from conversations.selectors import conversation_get, require_student_owner
+from memory.models import AIMemory
+from memory.services import memory_record_save
 from tutor.errors import ApplicationError, Conflict
 
 logger = logging.getLogger(__name__)
@@ -482,6 +483,8 @@ def file_extract(*, file_id: int) -> str:
         raise StorageUnavailable(f"{type(exc).__name__}: {exc}") from exc
     extraction = extract_content(data=data, content_type=begun.content_type, label=str(file_id))
     outcome = file_extract_settle(file_id=file_id, extraction=extraction)
+    if outcome == ConversationFile.Status.READY and extraction.text.strip():
+        file_memory_save(file=begun, text=extraction.text, pages=extraction.pages)
     logger.info(
         "file %s extracted: %s%s, %s pages, %s characters",
         file_id,
@@ -491,6 +494,27 @@ def file_extract(*, file_id: int) -> str:
         len(extraction.text),
     )
     return outcome
+
+
+FILE_MEMORY_EXCERPT_WORDS = 150
+
+
+def file_memory_save(*, file: ConversationFile, text: str, pages: int | None) -> AIMemory:
+    """The recallable memory of a file's text: its name, conversation and opening words, so that a
+    later conversation can find "the worksheet on fractions" (one per file, see memory_record_save)."""
+    words = " ".join(text.replace(PAGE_BREAK, " ").split()).split(" ")
+    excerpt = " ".join(words[:FILE_MEMORY_EXCERPT_WORDS]) + (" [...]" if len(words) > FILE_MEMORY_EXCERPT_WORDS else "")
+    length = f", {pages} page{'s' if pages != 1 else ''}" if pages else ""
+    student_id = Conversation.objects.filter(pk=file.conversation_id).values_list("student_id", flat=True).get()
+    memory, _created = memory_record_save(
+        student_id=student_id,
+        kind=AIMemory.Kind.FILE,
+        source_ref=f"file:{file.pk}",
+        conversation_id=file.conversation_id,
+        title=f"Uploaded file {file.name}",
+        content=f"The student uploaded {file.name} ({file.content_type}{length}). It begins: {excerpt}",
+    )
+    return memory
 
 
 def files_pending_due(*, limit: int = 500) -> list[int]:

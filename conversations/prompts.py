@@ -19,7 +19,9 @@ _SYSTEM_PROMPT = (
     "level. Keep answers focused and age-appropriate. {language_line}\n"
     "When you learn something about the student that will matter in later sessions (a "
     "difficulty, a strength, a goal, a preference), call the save_memory tool with a short "
-    "title and a note. Do not save small talk."
+    "title and a note. Do not save small talk. After working on a skill, you may check it with "
+    "the create_quiz tool: the app shows the quiz and grades it. When the student tells you how "
+    "a homework task is going, call update_task with the task's id from the learning record."
 )
 
 # User.Language's codes, named in English: the prompt is written for the model, in English.
@@ -70,6 +72,8 @@ SOURCE_LABELS = {
     "summary_task": "summary of a past conversation",
     "save_memory_tool": "note saved by the tutor",
     "teacher": "note from the teacher",
+    "quiz": "graded quiz",
+    "file_upload": "file the student uploaded",
 }
 
 
@@ -89,7 +93,7 @@ class HistoryItem:
 
 
 def _neutralise(text: str) -> str:
-    return neutralise(text, ("student_memories", "transcript", "message"))
+    return neutralise(text, ("student_memories", "learning_record", "transcript", "message"))
 
 
 def format_memory(item: MemoryItem) -> str:
@@ -121,6 +125,20 @@ def omitted_marker(count: int) -> str:
     return f"[{count} earlier messages of this conversation are not shown here to fit the context.]"
 
 
+@dataclass(frozen=True)
+class ImageItem:
+    name: str
+    data_url: str  # data:<type>;base64,...
+
+
+def images_message(images: list[ImageItem]) -> dict[str, Any]:
+    """The student's images as one user message of OpenAI-style content parts."""
+    names = ", ".join(_neutralise(" ".join(image.name.split())) for image in images)
+    parts: list[dict[str, Any]] = [{"type": "text", "text": f"The images I attached to this conversation: {names}."}]
+    parts += [{"type": "image_url", "image_url": {"url": image.data_url}} for image in images]
+    return {"role": "user", "content": parts}
+
+
 def build_chat_messages(
     *,
     memories: list[MemoryItem],
@@ -129,12 +147,20 @@ def build_chat_messages(
     checkpoint_covered: int = 0,
     omitted: int = 0,
     system_prompt: str = SYSTEM_PROMPT,
+    learning_record: str = "",
+    images: list[ImageItem] | None = None,
 ) -> list[dict[str, Any]]:
-    """System prompt, then the memory block, then the (possibly compressed) history."""
+    """System prompt, then the memory block, then the learning record block (built, delimited and
+    neutralised by learning.prompts), then the images the student attached (as image parts), then
+    the (possibly compressed) history."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
     block = memory_block(memories)
     if block:
         messages.append({"role": "system", "content": block})
+    if learning_record:
+        messages.append({"role": "system", "content": learning_record})
+    if images:
+        messages.append(images_message(images))
     if checkpoint_summary:
         messages.append({"role": "system", "content": checkpoint_message(checkpoint_summary, checkpoint_covered)})
     if omitted:

@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible
 from conversations.models import Conversation, Message
-from tutor.errors import NotFound
+from tutor.errors import Forbidden, NotFound
 
 
 def conversation_list(*, user: Any, student_id: Any = None) -> QuerySet[Conversation]:
@@ -28,6 +28,13 @@ def conversation_get(*, user: Any, conversation_id: Any) -> Conversation:
     if conversation is None:
         raise NotFound(_("Conversation not found."))
     return conversation
+
+
+def require_student_owner(*, user: Any, conversation: Conversation) -> None:
+    """Forbidden unless `user` is the conversation's student: teachers read their students'
+    conversations but never write on a student's behalf."""
+    if user.pk != conversation.student_id:
+        raise Forbidden(_("Only the student can write in their own conversation."))
 
 
 def message_list(*, conversation: Conversation) -> QuerySet[Message]:

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversations.models import Conversation, ConversationFile, Message
+from learning.serializers import QuizOutput
 from memory.models import AIMemory
 from memory.serializers import MemoryOutput
 from tutor.schema import ErrorEnvelope
@@ -85,6 +86,7 @@ class TurnOutput(serializers.Serializer[None]):
     student_message = MessageOutput()
     reply = MessageOutput()
     replayed = serializers.BooleanField(help_text="True when this is a retry answered from the stored reply.")
+    quizzes = QuizOutput(many=True, help_text="The quizzes the tutor created in this turn (questions, no answers).")
 
 
 # The Server-Sent Events of a streamed turn, one serializer per event for the schema: each is
@@ -112,6 +114,7 @@ def _event(name: str, data: Any, doc: str) -> type[serializers.Serializer[None]]
 MessageEvent = _event("message", MessageOutput(), "The stored student message (first).")
 DeltaEvent = _event("delta", DeltaData(), "A chunk of the reply as the model writes it.")
 MemoryEvent = _event("memory", MemoryOutput(), "A note the tutor saved with save_memory.")
+QuizEvent = _event("quiz", QuizOutput(), "A quiz the tutor created with create_quiz (questions, no answers).")
 DoneEvent = _event("done", DoneData(), "The stored reply (last, on success).")
 ErrorEvent = _event("error", ErrorEnvelope(), "The turn failed (last); see retry_safe.")
 # By event name: the schema's TurnEvent is discriminated by `event`.
@@ -119,6 +122,7 @@ TURN_EVENTS: dict[str, type[serializers.Serializer[Any]] | serializers.Serialize
     "message": MessageEvent,
     "delta": DeltaEvent,
     "memory": MemoryEvent,
+    "quiz": QuizEvent,
     "done": DoneEvent,
     "error": ErrorEvent,
 }

@@ -18,9 +18,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from conversations import streaming, turns
+from conversations import streaming
 from conversations.models import Conversation, Message
-from conversations.selectors import conversation_get
+from conversations.selectors import conversation_get, require_student_owner
 from tutor.errors import Forbidden
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ async def _message_send(*, user: Any, conversation_id: Any, content: str, client
 def conversation_end(*, user: Any, conversation_id: Any) -> Conversation:
     """End a conversation the student owns; the summary is enqueued after commit."""
     conversation = conversation_get(user=user, conversation_id=conversation_id)
-    turns.require_student_owner(user=user, conversation=conversation)
+    require_student_owner(user=user, conversation=conversation)
     return conversation_close(conversation_id=conversation.pk)
 
 

@@ -6,6 +6,7 @@ same message) and returns its `TurnFeed`: the events a client sees, in order:
     message  the stored student message            (first)
     delta    {"content": "..."}, a chunk of the reply as the model writes it
     memory   a note the model saved with save_memory
+    quiz     a quiz the model created with create_quiz, as the student sees it (no answers)
     done     the stored tutor message, with "replayed"
     error    the error envelope, with retry_safe
 
@@ -27,12 +28,12 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import gettext
 
-from conversations import prompts, turns
+from conversations import turns
 from conversations.models import Message
 from conversations.serializers import MessageOutput, memory_event
 from llm import gateway
 from llm.models import LLMUsage
-from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
+from llm.tokens import message_tokens
 from tutor.db import db_step
 from tutor.errors import ApplicationError, error_body
 
@@ -51,6 +52,7 @@ class TurnFeed:
         self.error: ApplicationError | None = None
         self.student_message: Message | None = None
         self.reply: Message | None = None
+        self.quizzes: list[dict[str, Any]] = []
         self._changed = asyncio.Event()
 
     def publish(self, event: str, data: dict[str, Any]) -> None:
@@ -85,6 +87,12 @@ class TurnFeed:
         self.student_message = student_message
         self.publish("message", dict(MessageOutput(student_message).data))
 
+    def add_quiz(self, quiz: dict[str, Any]) -> None:
+        """A quiz of this turn (its event data), shown once (a repeated call returns the stored quiz)."""
+        if all(known["id"] != quiz["id"] for known in self.quizzes):
+            self.quizzes.append(quiz)
+            self.publish("quiz", quiz)
+
     def finish(self, reply: Message) -> None:
         self.reply = reply
         self.publish("done", {**MessageOutput(reply).data, "replayed": self.replayed})
@@ -101,6 +109,8 @@ class TurnFeed:
         feed = cls()
         feed.replayed = replayed
         feed.start(stored.student_message)
+        for quiz in stored.quizzes:
+            feed.add_quiz(quiz)
         feed.publish("delta", {"content": stored.reply.content})
         feed.finish(stored.reply)
         return feed
@@ -249,7 +259,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
                 usage_sink=usage,
                 student_id=claim.student_id,
                 conversation_id=claim.conversation_id,
-                tools=[prompts.SAVE_MEMORY_TOOL],
+                tools=turns.TURN_TOOLS,
                 max_tokens=claim.max_tokens,
             )
         except gateway.LLMContextExceeded as exc:
@@ -258,7 +268,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
             # Longer than the model's window after all: rebuild the prompt for the window the
             # server named (or a smaller guess), compressing harder, and try once more.
             shortened = True
-            sent = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+            sent = sum(message_tokens(m) for m in messages) + turns.tools_tokens()
             claim = await db_step(
                 turns.turn_reprompt, claim=claim, sent_tokens=sent, window=exc.window, requested=exc.requested
             )
@@ -274,10 +284,13 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
             conversation_id=claim.conversation_id,
             student_id=claim.student_id,
             calls=result.tool_calls,
+            message_id=claim.student_message.pk,
         )
         for outcome in outcomes:
             if outcome.memory is not None:
                 feed.publish("memory", memory_event(outcome.memory))
+            if outcome.quiz is not None:
+                feed.add_quiz(outcome.quiz)
         messages = [
             *messages,
             {

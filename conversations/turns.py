@@ -6,7 +6,8 @@ A turn (driven by conversations.streaming):
    short transaction claims the conversation with a lease and stores the student's message
    (idempotent on `client_message_id`), and commits. The prompt is built after the commit.
 2. The model is streamed with no connection checked out.
-3. `turn_tools_run` runs the model's save_memory calls between model rounds.
+3. `turn_tools_run` runs the model's tool calls (save_memory, create_quiz, update_task)
+   between model rounds.
 4. `turn_finish` stores the reply with the turn's usage rows and releases the lease, in one
    transaction; `turn_abandon` stores the failed calls' usage and releases it.
 
@@ -22,7 +23,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -35,16 +36,21 @@ from django.utils.translation import gettext as _
 
 from conversations import prompts
 from conversations.context import context_build
+from conversations.files import PromptFile, files_for_prompt, image_data_url
 from conversations.models import Conversation, Message
-from conversations.selectors import conversation_get
+from conversations.selectors import conversation_get, require_student_owner
+from learning.prompts import FileItem, learning_record_block
+from learning.selectors import learning_record_for, quizzes_of_turn
+from learning.serializers import quiz_event
+from learning.tools import LEARNING_TOOLS, TOOL_NAMES, learning_tool_run
 from llm import costs, gateway
 from llm.models import LLMUsage
-from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
+from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens, message_tokens
 from memory.models import AIMemory
 from memory.recall import memory_block_tokens, memory_item
 from memory.selectors import memories_for_turn
 from memory.services import memory_note_save
-from tutor.errors import ApplicationError, Conflict, Forbidden, ServiceUnavailable
+from tutor.errors import ApplicationError, Conflict, ServiceUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +100,7 @@ class Replay:
 
     student_message: Message
     reply: Message
+    quizzes: list[dict[str, Any]] = field(default_factory=list)  # created in that turn, as quiz events
 
 
 @dataclass(frozen=True)
@@ -117,12 +124,6 @@ class Claimed:
     conversation: Conversation | None = None
     # The longest reply asked of the model: what the window keeps free for it.
     max_tokens: int | None = None
-
-
-def require_student_owner(*, user: Any, conversation: Conversation) -> None:
-    # Teachers can read their students' conversations but never write on a student's behalf.
-    if user.pk != conversation.student_id:
-        raise Forbidden(_("Only the student can write in their own conversation."))
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
@@ -192,7 +193,7 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
                 )
             reply = Message.objects.filter(reply_to=message).first()
             if reply is not None:
-                return Replay(message, reply)
+                return Replay(message, reply, [quiz_event(q) for q in quizzes_of_turn(message_id=message.pk)])
             if conversation.turn_in_progress(now):
                 return Busy(message if conversation.turn_message_id == message.pk else None)
             if conversation.is_ended:
@@ -223,6 +224,10 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
     return Claimed(conversation.pk, conversation.student_id, message, token, [], conversation)
 
 
+# The tools the tutor is offered in every turn.
+TURN_TOOLS: list[dict[str, Any]] = [prompts.SAVE_MEMORY_TOOL, *LEARNING_TOOLS]
+
+
 @dataclass(frozen=True)
 class Limits:
     """What the chat model's window leaves for a turn's prompt."""
@@ -236,6 +241,11 @@ class Limits:
     def memories(self) -> int:
         # On a small window the memory block takes at most a third of what the prompt leaves.
         return max(0, (self.prompt - self.fixed) // 3)
+
+    @property
+    def record(self) -> int:
+        # The learning record block: its own budget, at most a quarter of what the prompt leaves.
+        return max(0, min(settings.LEARNING_RECORD_TOKEN_BUDGET, (self.prompt - self.fixed) // 4))
 
     @property
     def message(self) -> int:
@@ -318,7 +328,16 @@ def _with_prompt(claim: Claimed) -> Claimed:
         language=conversation.student.language,
         max_tokens=limits.memories,
     )
-    fixed_tokens = limits.fixed + memory_block_tokens(chosen)
+    files = files_for_prompt(conversation_id=conversation.pk, include_unready=True)
+    record = replace(learning_record_for(student_id=conversation.student_id), files=[_file_item(f) for f in files])
+    record_block = learning_record_block(record, budget_tokens=limits.record)
+    images = _images(files, budget=limits.record)
+    fixed_tokens = (
+        limits.fixed
+        + memory_block_tokens(chosen)
+        + (count_tokens(record_block) + MESSAGE_OVERHEAD_TOKENS if record_block else 0)
+        + (message_tokens(prompts.images_message(images)) if images else 0)
+    )
     context = context_build(
         conversation=conversation,
         upto_seq=student_message.seq,
@@ -333,6 +352,8 @@ def _with_prompt(claim: Claimed) -> Claimed:
         checkpoint_summary=context.checkpoint_summary,
         checkpoint_covered=context.checkpoint_covered,
         omitted=context.omitted,
+        learning_record=record_block,
+        images=images,
     )
     return Claimed(
         claim.conversation_id,
@@ -344,16 +365,51 @@ def _with_prompt(claim: Claimed) -> Claimed:
     )
 
 
+def _file_item(file: PromptFile) -> FileItem:
+    """A file as the learning record shows it, saying what the tutor can and cannot read."""
+    kind = "image" if file.is_image else "PDF" if file.content_type == "application/pdf" else "text"
+    note = ""
+    if file.status == "pending":
+        note = "still being read: its text is not available yet"
+    elif file.status == "unreadable":
+        note = f"unreadable ({file.reason.replace('_', ' ')})" if file.reason else "unreadable"
+    elif file.is_image:
+        note = "shown to you as an image" if settings.LLM_SUPPORTS_IMAGES else "you cannot see images: ask the student"
+    elif file.text_truncated:
+        note = "only the beginning of a long file was read"
+    return FileItem(id=file.id, name=file.name, kind=kind, pages=file.pages, text=file.text, note=note)
+
+
+def _images(files: list[PromptFile], *, budget: int) -> list[prompts.ImageItem]:
+    """The latest LLM_MAX_IMAGES ready images as data URLs, when the model accepts images, as
+    many as fit `budget` (LLM_IMAGE_TOKENS each). An image the storage cannot give is left out."""
+    if not settings.LLM_SUPPORTS_IMAGES:
+        return []
+    ready = [f for f in files if f.is_image and f.status == "ready"][-settings.LLM_MAX_IMAGES :]
+    ready = ready[len(ready) - min(len(ready), budget // max(1, settings.LLM_IMAGE_TOKENS)) :]
+    images = []
+    for file in ready:
+        try:
+            images.append(prompts.ImageItem(name=file.name, data_url=image_data_url(file)))
+        except Exception:  # any storage backend's errors: the turn goes on without it
+            logger.exception("file %s: image not read for the prompt", file.id)
+    return images
+
+
+def tools_tokens() -> int:
+    """TURN_TOOLS' schemas as the product counts them: a server renders them into the prompt."""
+    return count_tokens(json.dumps(TURN_TOOLS))
+
+
 _system_tokens_cache: dict[str, int] = {}
 
 
 def _system_prompt_tokens() -> int:
     key = settings.LLM_MODEL
     if key not in _system_tokens_cache:
-        tool = json.dumps(prompts.SAVE_MEMORY_TOOL)
         # The longest of the prompts that name a language: the budget holds for every student.
         system = max(count_tokens(prompts.system_prompt(language=code)) for code in prompts.LANGUAGE_NAMES)
-        _system_tokens_cache[key] = system + count_tokens(tool) + MESSAGE_OVERHEAD_TOKENS
+        _system_tokens_cache[key] = system + tools_tokens() + MESSAGE_OVERHEAD_TOKENS
     return _system_tokens_cache[key]
 
 
@@ -391,18 +447,37 @@ def turn_renew(*, conversation_id: int, token: str) -> bool:
 @dataclass(frozen=True)
 class ToolOutcome:
     call: gateway.ToolCall
-    result: str
-    memory: AIMemory | None
+    result: str  # the tool's output, for the model
+    memory: AIMemory | None  # a note save_memory stored
+    quiz: dict[str, Any] | None = None  # a quiz create_quiz stored, as its event (the student's view)
 
 
-def turn_tools_run(*, conversation_id: int, student_id: int, calls: list[gateway.ToolCall]) -> list[ToolOutcome]:
-    """Run the model's tool calls; an invalid call gets an error text for the model, never raises."""
-    return [_tool_call_run(conversation_id=conversation_id, student_id=student_id, call=call) for call in calls]
+def turn_tools_run(
+    *, conversation_id: int, student_id: int, calls: list[gateway.ToolCall], message_id: int | None = None
+) -> list[ToolOutcome]:
+    """Run the model's tool calls in the turn of the student message `message_id`; an invalid
+    call gets an error text for the model, never raises."""
+    return [
+        _tool_call_run(conversation_id=conversation_id, student_id=student_id, call=call, message_id=message_id)
+        for call in calls
+    ]
 
 
-def _tool_call_run(*, conversation_id: int, student_id: int, call: gateway.ToolCall) -> ToolOutcome:
+def _tool_call_run(
+    *, conversation_id: int, student_id: int, call: gateway.ToolCall, message_id: int | None
+) -> ToolOutcome:
+    if call.name in TOOL_NAMES:
+        run = learning_tool_run(
+            name=call.name,
+            arguments=call.arguments,
+            student_id=student_id,
+            conversation_id=conversation_id,
+            message_id=message_id,
+        )
+        return ToolOutcome(call, run.result, None, quiz_event(run.quiz) if run.quiz is not None else None)
     if call.name != "save_memory":
-        return ToolOutcome(call, f"Error: unknown tool {call.name!r}. The only tool is save_memory.", None)
+        names = ", ".join(tool["function"]["name"] for tool in TURN_TOOLS)
+        return ToolOutcome(call, f"Error: unknown tool {call.name!r}. The tools are: {names}.", None)
     try:
         # strict=False: llama-cpp-python's grammar lets a raw newline into a JSON string.
         args = json.loads(call.arguments or "{}", strict=False)

@@ -29,6 +29,14 @@ class Quiz(models.Model):
     conversation = models.ForeignKey(
         "conversations.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="quizzes"
     )
+    message = models.ForeignKey(
+        "conversations.Message",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="quizzes",
+        help_text="The student message whose turn created the quiz.",
+    )
     topic = models.CharField(max_length=200)
     skill = models.CharField(max_length=100, help_text="The skill label, as the tutor wrote it.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)

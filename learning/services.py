@@ -27,6 +27,8 @@ from learning import grading, mastery
 from learning.models import Answer, Question, Quiz, QuizAttempt, SkillMastery, Task, TaskStatus
 from learning.selectors import classroom_get_visible, quiz_get, task_get, tasks_visible_to
 from learning.validation import QuizSpec, skill_key, validate_quiz_arguments, validate_task_arguments
+from memory.models import AIMemory
+from memory.services import memory_record_save
 from tutor.errors import Conflict, Forbidden
 
 logger = logging.getLogger(__name__)
@@ -38,9 +40,11 @@ def _fingerprint(spec: QuizSpec) -> str:
     return hashlib.sha256(json.dumps(asdict(spec), sort_keys=True).encode()).hexdigest()
 
 
-def quiz_create_from_tool(*, student_id: int, conversation_id: int | None, arguments: object) -> Quiz:
+def quiz_create_from_tool(
+    *, student_id: int, conversation_id: int | None, arguments: object, message_id: int | None = None
+) -> Quiz:
     """Store a quiz from the create_quiz tool's (parsed JSON) arguments for the conversation's
-    student, with its questions.
+    student, with its questions, linked to the student message of the turn (`message_id`).
 
     Raises django ValidationError with a message for the model on invalid arguments (see
     learning.validation) or when the conversation has QUIZ_MAX_PER_CONVERSATION quizzes already.
@@ -64,6 +68,7 @@ def quiz_create_from_tool(*, student_id: int, conversation_id: int | None, argum
             quiz = Quiz.objects.create(
                 student_id=student_id,
                 conversation_id=conversation_id,
+                message_id=message_id,
                 topic=spec.topic,
                 skill=spec.skill,
                 question_count=len(spec.questions),
@@ -185,8 +190,9 @@ def _enqueue_grading(attempt_id: int) -> None:
 def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:
     """Score a fully graded attempt and record it in the skill's mastery. The caller holds the
     quiz row's lock and has checked that no answer is pending."""
-    answers = list(attempt.answers.order_by("question__position").values_list("result", flat=True))
-    results = [r == Answer.Result.CORRECT for r in answers if r in (Answer.Result.CORRECT, Answer.Result.INCORRECT)]
+    answers = list(attempt.answers.select_related("question").order_by("question__position"))
+    graded = [a for a in answers if a.result in (Answer.Result.CORRECT, Answer.Result.INCORRECT)]
+    results = [a.result == Answer.Result.CORRECT for a in graded]
     attempt.correct = sum(results)
     attempt.graded_at = now
     attempt.save(update_fields=["correct", "graded_at"])
@@ -194,6 +200,30 @@ def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:
     quiz.save(update_fields=["status"])
     if results:
         _mastery_record(quiz=quiz, results=results, now=now)
+        memory_record_save(
+            student_id=quiz.student_id,
+            kind=AIMemory.Kind.QUIZ_RESULT,
+            source_ref=f"quiz:{quiz.pk}",
+            conversation_id=quiz.conversation_id,
+            **quiz_result_text(quiz, graded, now),
+        )
+
+
+def quiz_result_text(quiz: Quiz, graded: list[Answer], now: datetime) -> dict[str, str]:
+    """The title and content of a graded quiz's memory: the score, and each missed question with
+    the student's answer and the expected one, so that recall can bring back what went wrong."""
+    correct = sum(a.result == Answer.Result.CORRECT for a in graded)
+    missed = [a for a in graded if a.result == Answer.Result.INCORRECT]
+    lines = [
+        f"Quiz on {quiz.topic} (skill: {quiz.skill}), {now.date().isoformat()}: "
+        f"{correct} of {len(graded)} answers right."
+    ]
+    for answer in missed:
+        lines.append(
+            f"Missed question {answer.question.position}: {answer.question.prompt} "
+            f"The student answered {answer.given or '(nothing)'!r}; expected {answer.question.expected_answer!r}."
+        )
+    return {"title": f"Quiz result {correct}/{len(graded)}: {quiz.topic}", "content": " ".join(lines)}
 
 
 def _mastery_record(*, quiz: Quiz, results: list[bool], now: datetime) -> SkillMastery:

@@ -29,20 +29,14 @@ CREATE_QUIZ_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "create_quiz",
-        "description": (
-            "Give the student a short quiz to check a skill you have just worked on. The app shows the "
-            "questions (never the answers) and grades them; results are kept for later sessions."
-        ),
+        "description": "Give the student a short quiz on a skill you worked on. The app shows and grades it.",
         "parameters": {
             "type": "object",
             "properties": {
-                "topic": {"type": "string", "description": "What the quiz is about, e.g. 'Fractions: adding'."},
+                "topic": {"type": "string"},
                 "skill": {
                     "type": "string",
-                    "description": (
-                        f"One skill, a short label of at most {SKILL_MAX_WORDS} words, e.g. 'adding fractions "
-                        "with unlike denominators'. Reuse the same label for the same skill."
-                    ),
+                    "description": f"At most {SKILL_MAX_WORDS} words, e.g. 'adding fractions'; reuse labels.",
                 },
                 "questions": {
                     "type": "array",
@@ -52,27 +46,18 @@ CREATE_QUIZ_TOOL: dict[str, Any] = {
                         "type": "object",
                         "properties": {
                             "kind": {"type": "string", "enum": ["multiple_choice", "numeric", "short_text"]},
-                            "prompt": {"type": "string", "description": "The question."},
+                            "prompt": {"type": "string"},
                             "choices": {
                                 "type": "array",
                                 "items": {"type": "string"},
-                                "description": f"multiple_choice only: {CHOICES_MIN} to {CHOICES_MAX} options.",
+                                "description": f"multiple_choice: {CHOICES_MIN}-{CHOICES_MAX} options.",
                             },
                             "answer": {
                                 "type": "string",
-                                "description": (
-                                    "The expected answer: the text of the right choice, a number (e.g. 0.75 "
-                                    f"or 3/4), or a short text of at most {ANSWER_MAX_CHARS} characters."
-                                ),
+                                "description": f"Right choice's text, a number, or <= {ANSWER_MAX_CHARS} chars.",
                             },
-                            "tolerance": {
-                                "type": "number",
-                                "description": "numeric only: the largest accepted difference (default 0).",
-                            },
-                            "explanation": {
-                                "type": "string",
-                                "description": "Why the answer is right, shown to the student after answering.",
-                            },
+                            "tolerance": {"type": "number", "description": "numeric: accepted difference."},
+                            "explanation": {"type": "string", "description": "Shown after answering."},
                         },
                         "required": ["kind", "prompt", "answer", "explanation"],
                     },
@@ -87,19 +72,13 @@ UPDATE_TASK_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "update_task",
-        "description": (
-            "Record how the student is doing on one of their homework tasks (listed with their ids in the "
-            "learning record) when they tell you they started or finished it."
-        ),
+        "description": "Set the student's status on a homework task (ids in the learning record).",
         "parameters": {
             "type": "object",
             "properties": {
-                "task": {"type": "integer", "description": "The task's id."},
+                "task": {"type": "integer"},
                 "status": {"type": "string", "enum": list(TaskStatus.Status.values)},
-                "reason": {
-                    "type": "string",
-                    "description": f"What the student said, in at most {REASON_MAX_CHARS} characters.",
-                },
+                "reason": {"type": "string", "description": f"At most {REASON_MAX_CHARS} chars."},
             },
             "required": ["task", "status", "reason"],
             "additionalProperties": False,
@@ -118,8 +97,11 @@ class ToolRun:
     task_status: TaskStatus | None = None
 
 
-def learning_tool_run(*, name: str, arguments: str, student_id: int, conversation_id: int) -> ToolRun:
-    """Run one create_quiz or update_task call of the model for the conversation's student.
+def learning_tool_run(
+    *, name: str, arguments: str, student_id: int, conversation_id: int, message_id: int | None = None
+) -> ToolRun:
+    """Run one create_quiz or update_task call of the model for the conversation's student, in
+    the turn of the student message `message_id` (the quiz is linked to it).
 
     Never raises for a bad call: invalid JSON, invalid arguments or a reached cap come back as
     an error text for the model (in English, whatever the student's language), which it can
@@ -136,7 +118,7 @@ def learning_tool_run(*, name: str, arguments: str, student_id: int, conversatio
         with translation.override("en"):
             if name == "create_quiz":
                 quiz = services.quiz_create_from_tool(
-                    student_id=student_id, conversation_id=conversation_id, arguments=args
+                    student_id=student_id, conversation_id=conversation_id, arguments=args, message_id=message_id
                 )
                 return ToolRun(quiz_tool_result(quiz), quiz=quiz)
             status = services.task_update_from_tool(student_id=student_id, arguments=args)

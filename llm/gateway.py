@@ -31,7 +31,7 @@ from django.utils.translation import gettext_noop
 
 from llm import costs, windows
 from llm.models import LLMUsage
-from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
+from llm.tokens import count_tokens, message_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -514,7 +514,7 @@ async def stream(
         raise
     if not prompt_tokens:
         # The server sent no usage chunk (stream_options unsupported): count locally.
-        prompt_tokens = sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+        prompt_tokens = sum(message_tokens(m) for m in messages)
         completion_tokens = count_tokens(content + "".join(c.arguments for c in tool_calls))
     _usage_counted(usage, prompt_tokens, completion_tokens)
     usage.latency_ms = int((time.monotonic() - started) * 1000)

@@ -56,3 +56,18 @@ def count_tokens(text: str, *, model: str | None = None) -> int:
     """Tokens in `text` for `model` (the chat model by default). Special tokens count as text."""
     enc = encoding_for_model(model or settings.LLM_MODEL)
     return len(enc.encode(text, disallowed_special=()))
+
+
+def message_tokens(message: dict[str, object]) -> int:
+    """An estimate of a chat message's tokens: its text (a string, or the text parts of a list of
+    content parts), LLM_IMAGE_TOKENS per image part, and the framing overhead."""
+    content = message.get("content") or ""
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                total += settings.LLM_IMAGE_TOKENS
+            elif isinstance(part, dict):
+                total += count_tokens(str(part.get("text") or ""))
+        return total + MESSAGE_OVERHEAD_TOKENS
+    return count_tokens(str(content)) + MESSAGE_OVERHEAD_TOKENS

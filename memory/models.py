@@ -26,11 +26,15 @@ class AIMemory(models.Model):
         SUMMARY = "summary", "Conversation summary"
         NOTE = "note", "Tutor note"
         TEACHER_NOTE = "teacher_note", "Teacher note"
+        QUIZ_RESULT = "quiz_result", "Quiz result"
+        FILE = "file", "Uploaded file"
 
     class Source(models.TextChoices):
         SUMMARY_TASK = "summary_task", "Summary task"
         SAVE_MEMORY_TOOL = "save_memory_tool", "save_memory tool"
         TEACHER = "teacher", "Teacher"
+        QUIZ = "quiz", "Graded quiz"
+        FILE_UPLOAD = "file_upload", "Uploaded file"
 
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
@@ -40,9 +44,7 @@ class AIMemory(models.Model):
         STUDENT = "student", "The student and their teachers"
         TEACHER_ONLY = "teacher_only", "Teachers only"
 
-    student = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="memories"
-    )
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="memories")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     title = models.CharField(max_length=200)
     content = models.TextField()
@@ -69,6 +71,9 @@ class AIMemory(models.Model):
     # tutor's prompt (the tutor speaks to the student and could repeat it).
     visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.STUDENT)
     archived_reason = models.CharField(max_length=300, blank=True)
+    # The record a quiz result or file memory was written from ("quiz:12", "file:7"): one memory
+    # per record, whatever the retries.
+    source_ref = models.CharField(max_length=40, blank=True, default="")
     # A fallback summary, written from the conversation itself when the model could not write
     # one: low confidence, shown to teachers for review, replaced by a later summary or a
     # teacher's correction.
@@ -100,6 +105,9 @@ class AIMemory(models.Model):
                 fields=["source_conversation"],
                 condition=Q(kind="summary"),
                 name="memory_one_summary_per_conversation",
+            ),
+            models.UniqueConstraint(
+                fields=["student", "source_ref"], condition=~Q(source_ref=""), name="memory_one_per_source_ref"
             ),
             models.CheckConstraint(
                 condition=~Q(kind="summary") | Q(source_conversation__isnull=False),

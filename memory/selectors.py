@@ -55,7 +55,9 @@ def memory_get(*, user: Any, memory_id: Any) -> AIMemory:
 
 
 def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
-    """The student's `limit` latest active memories, newest first (one indexed query).
+    """The student's `limit` latest active memories, newest first (one indexed query), the
+    memories of app records (RECORD_KINDS) left out: the learning record block shows their
+    latest state, and recall finds them when the student's message is about them.
 
     Called by the chat turn on behalf of the student who owns the conversation, so the scope
     is the student id itself.
@@ -64,11 +66,14 @@ def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
         AIMemory.objects.active()
         .shown_to_student()
         .filter(student_id=student_id)
+        .exclude(kind__in=RECORD_KINDS)
         .order_by("-created_at", "-id")
         .only(*_PROMPT_FIELDS)[:limit]
     )
 
 
+# Written from the app's records (quizzes, files), not from what was said.
+RECORD_KINDS = (AIMemory.Kind.QUIZ_RESULT, AIMemory.Kind.FILE)
 _PROMPT_FIELDS = ("id", "kind", "title", "content", "source", "source_conversation_id", "token_count", "created_at")
 
 

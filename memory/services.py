@@ -23,7 +23,7 @@ from accounts.selectors import student_get_visible
 from llm.tokens import count_tokens
 from memory import embeddings, fts
 from memory.models import AIMemory, MemoryEmbedding, StudentMemoryRevision
-from memory.validation import validate_content, validate_title
+from memory.validation import CONTENT_MAX_WORDS, TITLE_MAX_CHARS, validate_content, validate_title
 from tutor.errors import Conflict, Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
@@ -92,9 +92,7 @@ def memory_note_save(*, student_id: int, conversation_id: int, title: object, co
     ).first()
     if existing is not None:
         return existing, False
-    saved = AIMemory.objects.filter(
-        source_conversation_id=conversation_id, kind=AIMemory.Kind.NOTE
-    ).count()
+    saved = AIMemory.objects.filter(source_conversation_id=conversation_id, kind=AIMemory.Kind.NOTE).count()
     if saved >= settings.SAVE_MEMORY_MAX_PER_CONVERSATION:
         raise ValidationError(
             f"Memory limit reached: at most {settings.SAVE_MEMORY_MAX_PER_CONVERSATION} notes per conversation."
@@ -107,6 +105,45 @@ def memory_note_save(*, student_id: int, conversation_id: int, title: object, co
         title=clean_title,
         content=clean_content,
     )
+    return memory, True
+
+
+def memory_record_save(
+    *, student_id: int, kind: str, source_ref: str, title: str, content: str, conversation_id: int | None = None
+) -> tuple[AIMemory, bool]:
+    """Store the memory of an app record: a graded quiz (kind quiz_result, source quiz) or an
+    uploaded file's text (kind file, source file_upload). Returns (memory, created).
+
+    One memory per `source_ref` ("quiz:12") and student: a second call (a redelivered task)
+    returns the first. The text is the app's own rendering of the record (not validated like a
+    note: a title is cut to its field, the content to CONTENT_MAX_WORDS words). Runs in the
+    caller's transaction when there is one (the grading transaction, for a quiz).
+    """
+    sources: dict[str, str] = {
+        AIMemory.Kind.QUIZ_RESULT: AIMemory.Source.QUIZ,
+        AIMemory.Kind.FILE: AIMemory.Source.FILE_UPLOAD,
+    }
+    if kind not in sources or not source_ref:
+        raise ValueError(f"not a record memory: kind {kind!r}, source_ref {source_ref!r}")
+    existing = AIMemory.objects.filter(student_id=student_id, source_ref=source_ref).first()
+    if existing is not None:
+        return existing, False
+    words = content.split()
+    clean_content = " ".join(words[:CONTENT_MAX_WORDS]) + (" [...]" if len(words) > CONTENT_MAX_WORDS else "")
+    clean_title = " ".join(title.split())[:TITLE_MAX_CHARS]
+    try:
+        with transaction.atomic():
+            memory = _memory_create(
+                student_id=student_id,
+                kind=kind,
+                source=sources[kind],
+                source_ref=source_ref,
+                source_conversation_id=conversation_id,
+                title=clean_title,
+                content=clean_content,
+            )
+    except IntegrityError:  # the same record stored meanwhile (memory_one_per_source_ref)
+        return AIMemory.objects.get(student_id=student_id, source_ref=source_ref), False
     return memory, True
 
 
@@ -358,9 +395,7 @@ def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embed
     embedder = embedder or embeddings.get_embedder()
     if embedder is None:
         return 0
-    memories = list(
-        AIMemory.objects.active().filter(pk__in=memory_ids).only("pk", "student_id", "title", "content")
-    )
+    memories = list(AIMemory.objects.active().filter(pk__in=memory_ids).only("pk", "student_id", "title", "content"))
     current = dict(
         MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in memories], model=embedder.name).values_list(
             "memory_id", "text_hash"

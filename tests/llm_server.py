@@ -165,8 +165,11 @@ class ScriptedLLM:
         """The error a real server gives for a prompt longer than its window, in its words."""
         if self.context_window is None:
             return None
+        # Like llama.cpp's chat templates, the tools' schemas are rendered into the prompt.
+        tools = len(json.dumps(body["tools"])) // 4 if body.get("tools") else 0
         tokens = int(
-            sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", [])) * self.token_scale
+            (sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", [])) + tools)
+            * self.token_scale
         )
         if tokens <= self.context_window:
             return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from unittest import mock
 
+from conversations import turns
 from conversations.models import ContextCheckpoint, Conversation, Message
 from llm import tokens
 from tests.conversations.test_turn import send, start
@@ -31,7 +32,8 @@ def test_below_threshold_sends_the_whole_history(clients, llm, settings):
 def test_crossing_threshold_compresses_and_keeps_recent_verbatim(clients, llm, settings):
     """Past the threshold the 14 latest messages stay verbatim, the rest is replaced by a summary
     stored as a checkpoint; the full history stays in the database and the API."""
-    settings.COMPRESSION_THRESHOLD_TOKENS = 1_500
+    # 1,200 tokens for the history beside the system prompt and the tools' schemas.
+    settings.COMPRESSION_THRESHOLD_TOKENS = turns.turn_limits().fixed + 1_200
     cid = start(clients["alice"])
     llm.script("compression", {"content": "SUMMARY-ONE: fractions practice so far."})
     chat(clients["alice"], cid, 20)
@@ -63,7 +65,7 @@ def test_crossing_threshold_compresses_and_keeps_recent_verbatim(clients, llm, s
 def test_checkpoint_is_reused_then_folded_into_the_next(clients, llm, settings):
     """Later turns reuse the checkpoint without a new compression call; a later compression folds
     the previous summary in."""
-    settings.COMPRESSION_THRESHOLD_TOKENS = 1_500
+    settings.COMPRESSION_THRESHOLD_TOKENS = turns.turn_limits().fixed + 1_200
     cid = start(clients["alice"])
     llm.script("compression", {"content": "SUMMARY-ONE."}, {"content": "SUMMARY-TWO."})
     chat(clients["alice"], cid, 12)
@@ -80,7 +82,7 @@ def test_checkpoint_is_reused_then_folded_into_the_next(clients, llm, settings):
 
 def test_failed_compression_still_completes_the_turn_with_a_history_that_fits(clients, llm, settings, caplog):
     """If the summary call fails the turn completes: oldest messages are left out, with a marker, and it is logged."""
-    settings.COMPRESSION_THRESHOLD_TOKENS = 1_500
+    settings.COMPRESSION_THRESHOLD_TOKENS = turns.turn_limits().fixed + 1_200
     cid = start(clients["alice"])
     for _ in range(20):
         llm.script("compression", {"status": 503})

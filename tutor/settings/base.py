@@ -199,7 +199,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Tutor API",
     "DESCRIPTION": (
         "A chat backend for tutoring apps with long-term memory. Every error answers "
-        "`{\"error\": {\"code\", \"message\", \"details\", \"retry_safe\"}}`."
+        '`{"error": {"code", "message", "details", "retry_safe"}}`.'
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -470,8 +470,10 @@ NUMPY_BLAS_THREADS = env_int("NUMPY_BLAS_THREADS", 1)
 # Quizzes the create_quiz tool may store per conversation.
 QUIZ_MAX_PER_CONVERSATION = env_int("QUIZ_MAX_PER_CONVERSATION", 3)
 # The learning record block of the prompt: its token budget, and how much of the record it reads
-# (open tasks, skills by latest result, weakest skills, of the LEARNING_RECORD_SKILL_SCAN latest).
-LEARNING_RECORD_TOKEN_BUDGET = env_int("LEARNING_RECORD_TOKEN_BUDGET", 600)
+# (open tasks, skills by latest result, weakest skills, of the LEARNING_RECORD_SKILL_SCAN latest;
+# then the conversation's files: every name, and their text in what the budget leaves). On a
+# small window the block takes at most a quarter of what the prompt leaves.
+LEARNING_RECORD_TOKEN_BUDGET = env_int("LEARNING_RECORD_TOKEN_BUDGET", 2500)
 LEARNING_RECORD_MAX_TASKS = 10
 LEARNING_RECORD_MAX_SKILLS = 5
 LEARNING_RECORD_WEAKEST = 3
@@ -523,6 +525,10 @@ CELERY_BEAT_SCHEDULE["sweep-pending-files"] = {"task": "conversations.tasks.file
 # Whether the chat model accepts images (OpenAI-style image parts). Off: the tutor is told it
 # cannot see the images a student attached; their names are still listed.
 LLM_SUPPORTS_IMAGES = env_bool("LLM_SUPPORTS_IMAGES", False)
+# With images on: the latest LLM_MAX_IMAGES images of the conversation go in each prompt, each
+# counted as LLM_IMAGE_TOKENS tokens in the window's budget (OpenAI bills a 512-px tile 170 + 85).
+LLM_MAX_IMAGES = env_int("LLM_MAX_IMAGES", 4)
+LLM_IMAGE_TOKENS = env_int("LLM_IMAGE_TOKENS", 765)
 # Storage: private files, never served by URL (the API returns their metadata only).
 # FILES_STORAGE=local (default): MEDIA_ROOT/files on this machine, which every web and worker
 # process must share. FILES_STORAGE=s3: django-storages' S3 backend (`pip install
