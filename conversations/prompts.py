@@ -19,23 +19,27 @@ _SYSTEM_PROMPT = (
     "level. Keep answers focused and age-appropriate. {language_line}\n"
     "When you learn something about the student that will matter in later sessions (a "
     "difficulty, a strength, a goal, a preference), call the save_memory tool with a short "
-    "title and a note. Do not save small talk. After working on a skill, you may check it with "
-    "the create_quiz tool: the app shows the quiz and grades it. When the student tells you how "
-    "a homework task is going, call update_task with the task's id from the learning record."
+    "title and a note. Do not save small talk.{learning_line}"
+)
+_LEARNING_LINE = (
+    " After working on a skill, you may check it with the create_quiz tool: the app shows the "
+    "quiz and grades it. When the student tells you how a homework task is going, call "
+    "update_task with the task's id from the learning record."
 )
 
 # User.Language's codes, named in English: the prompt is written for the model, in English.
 LANGUAGE_NAMES = {"en": "English", "fr": "French"}
 
 
-def system_prompt(*, language: str = "") -> str:
-    """The tutor's instructions, naming the student's language (User.language) when it is known."""
+def system_prompt(*, language: str = "", learning_tools: bool = True) -> str:
+    """The tutor's instructions, naming the student's language (User.language) when it is known,
+    and the learning tools when they are offered."""
     name = LANGUAGE_NAMES.get(language)
     if name is None:
         line = "Reply in the student's language."
     else:
         line = f"The student's language is {name} ({language}): reply in {name} unless they write in another language."
-    return _SYSTEM_PROMPT.format(language_line=line)
+    return _SYSTEM_PROMPT.format(language_line=line, learning_line=_LEARNING_LINE if learning_tools else "")
 
 
 SYSTEM_PROMPT = system_prompt()

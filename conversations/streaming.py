@@ -259,7 +259,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
                 usage_sink=usage,
                 student_id=claim.student_id,
                 conversation_id=claim.conversation_id,
-                tools=turns.TURN_TOOLS,
+                tools=claim.tools,
                 max_tokens=claim.max_tokens,
             )
         except gateway.LLMContextExceeded as exc:
@@ -268,7 +268,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
             # Longer than the model's window after all: rebuild the prompt for the window the
             # server named (or a smaller guess), compressing harder, and try once more.
             shortened = True
-            sent = sum(message_tokens(m) for m in messages) + turns.tools_tokens()
+            sent = sum(message_tokens(m) for m in messages) + turns.tools_tokens(claim.tools)
             claim = await db_step(
                 turns.turn_reprompt, claim=claim, sent_tokens=sent, window=exc.window, requested=exc.requested
             )

@@ -124,6 +124,8 @@ class Claimed:
     conversation: Conversation | None = None
     # The longest reply asked of the model: what the window keeps free for it.
     max_tokens: int | None = None
+    # The tools offered to the model (turn_tools).
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
@@ -224,8 +226,30 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
     return Claimed(conversation.pk, conversation.student_id, message, token, [], conversation)
 
 
-# The tools the tutor is offered in every turn.
+# The tools the tutor is offered: all of them, or save_memory alone on a window too small for
+# the learning tools' schemas (see `turn_tools`).
 TURN_TOOLS: list[dict[str, Any]] = [prompts.SAVE_MEMORY_TOOL, *LEARNING_TOOLS]
+SMALL_WINDOW_TOOLS: list[dict[str, Any]] = [prompts.SAVE_MEMORY_TOOL]
+# The tools' schemas take at most this share of the model's window.
+TOOLS_WINDOW_SHARE = 8
+
+
+_tools_tokens_cache: dict[tuple[str, tuple[str, ...]], int] = {}
+
+
+def tools_tokens(tools: list[dict[str, Any]]) -> int:
+    """The tools' schemas as the product counts them (a server renders them into the prompt),
+    counted once per chat model."""
+    key = (settings.LLM_MODEL, tuple(tool["function"]["name"] for tool in tools))
+    if key not in _tools_tokens_cache:
+        _tools_tokens_cache[key] = count_tokens(json.dumps(tools))
+    return _tools_tokens_cache[key]
+
+
+def turn_tools(window: int) -> list[dict[str, Any]]:
+    """The tools for a model of `window` tokens: the learning tools too when all the schemas take
+    at most 1/TOOLS_WINDOW_SHARE of it (8,192 tokens and up), else save_memory alone."""
+    return TURN_TOOLS if tools_tokens(TURN_TOOLS) * TOOLS_WINDOW_SHARE <= window else SMALL_WINDOW_TOOLS
 
 
 @dataclass(frozen=True)
@@ -234,8 +258,9 @@ class Limits:
 
     window: int  # in the product's token counts, the unit of every budget
     prompt: int  # the window less the reply's reserve
-    fixed: int  # the system prompt and the tool schema
+    fixed: int  # the system prompt and the tools' schemas
     stated: int  # the window as the server states it, for messages
+    tools: list[dict[str, Any]] = field(default_factory=list)  # offered to the model (turn_tools)
 
     @property
     def memories(self) -> int:
@@ -257,7 +282,9 @@ def turn_limits() -> Limits:
     profile = gateway.chat_profile()
     resolved = gateway.context_window(profile)
     window = resolved.tokens
-    return Limits(window, window - gateway.reply_reserve(window), _system_prompt_tokens(), resolved.stated)
+    tools = turn_tools(window)
+    fixed = _system_prompt_tokens(tools)
+    return Limits(window, window - gateway.reply_reserve(window), fixed, resolved.stated, tools)
 
 
 def _check_fits(content: str) -> int:
@@ -346,7 +373,9 @@ def _with_prompt(claim: Claimed) -> Claimed:
         capacity=limits.prompt,
     )
     messages = prompts.build_chat_messages(
-        system_prompt=prompts.system_prompt(language=conversation.student.language),
+        system_prompt=prompts.system_prompt(
+            language=conversation.student.language, learning_tools=limits.tools is TURN_TOOLS
+        ),
         memories=[memory_item(m) for m in chosen],
         history=context.history,
         checkpoint_summary=context.checkpoint_summary,
@@ -362,6 +391,7 @@ def _with_prompt(claim: Claimed) -> Claimed:
         claim.token,
         messages,
         max_tokens=limits.window - limits.prompt,
+        tools=limits.tools,
     )
 
 
@@ -396,20 +426,19 @@ def _images(files: list[PromptFile], *, budget: int) -> list[prompts.ImageItem]:
     return images
 
 
-def tools_tokens() -> int:
-    """TURN_TOOLS' schemas as the product counts them: a server renders them into the prompt."""
-    return count_tokens(json.dumps(TURN_TOOLS))
+_system_tokens_cache: dict[tuple[str, int], int] = {}
 
 
-_system_tokens_cache: dict[str, int] = {}
-
-
-def _system_prompt_tokens() -> int:
-    key = settings.LLM_MODEL
+def _system_prompt_tokens(tools: list[dict[str, Any]]) -> int:
+    key = (settings.LLM_MODEL, len(tools))
     if key not in _system_tokens_cache:
+        learning = tools is TURN_TOOLS
         # The longest of the prompts that name a language: the budget holds for every student.
-        system = max(count_tokens(prompts.system_prompt(language=code)) for code in prompts.LANGUAGE_NAMES)
-        _system_tokens_cache[key] = system + tools_tokens() + MESSAGE_OVERHEAD_TOKENS
+        system = max(
+            count_tokens(prompts.system_prompt(language=code, learning_tools=learning))
+            for code in prompts.LANGUAGE_NAMES
+        )
+        _system_tokens_cache[key] = system + tools_tokens(tools) + MESSAGE_OVERHEAD_TOKENS
     return _system_tokens_cache[key]
 
 

@@ -8,7 +8,7 @@ from conversations.models import ContextCheckpoint, Message
 from llm import gateway
 from tests.conversations.test_turn import send, start
 
-LONG = ("We add fractions by finding a common denominator, then adding the numerators. " * 60)[:3500]
+LONG = ("We add fractions by finding a common denominator, then adding the numerators. " * 60)[:4500]
 
 
 @pytest.mark.parametrize("wording", ["openai", "llama-cpp-python", "vllm", "llamacpp", "ollama"])

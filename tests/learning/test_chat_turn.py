@@ -249,3 +249,15 @@ def test_quiz_results_and_files_become_recallable_memories(clients, llm, school)
     listed = clients["alice"].get("/api/v1/memories/?kind=quiz_result").json()["results"]
     assert [m["id"] for m in listed] == [result.pk]
     assert clients["bob"].get(f"/api/v1/memories/{result.pk}/").status_code == 404
+
+
+def test_a_small_window_is_offered_save_memory_alone(clients, llm):
+    """On a model whose window the learning tools' schemas would take more than an eighth of
+    (SmolLM2's 4,096 tokens), the tutor gets save_memory only, and its instructions do not name
+    the other tools; the record still reaches it."""
+    llm.models_meta = {"max_model_len": 4096}
+    cid = start(clients["alice"])
+    assert send(clients["alice"], cid, "Hello", "w1").status_code == 201
+    request = llm.calls("chat")[-1]
+    assert [t["function"]["name"] for t in request["tools"]] == ["save_memory"]
+    assert "create_quiz" not in system_text(request["messages"])
