@@ -665,9 +665,11 @@ export interface components {
          * @description * `summary` - Conversation summary
          *     * `note` - Tutor note
          *     * `teacher_note` - Teacher note
+         *     * `quiz_result` - Quiz result
+         *     * `file` - Uploaded file
          * @enum {string}
          */
-        MemoryKindEnum: "summary" | "note" | "teacher_note";
+        MemoryKindEnum: "summary" | "note" | "teacher_note" | "quiz_result" | "file";
         MemoryListCreateInputRequest: {
             /** Format: int64 */
             student: number;
@@ -707,9 +709,11 @@ export interface components {
          * @description * `summary_task` - Summary task
          *     * `save_memory_tool` - save_memory tool
          *     * `teacher` - Teacher
+         *     * `quiz` - Graded quiz
+         *     * `file_upload` - Uploaded file
          * @enum {string}
          */
-        MemorySourceEnum: "summary_task" | "save_memory_tool" | "teacher";
+        MemorySourceEnum: "summary_task" | "save_memory_tool" | "teacher" | "quiz" | "file_upload";
         /**
          * @description * `active` - Active
          *     * `archived` - Archived
@@ -889,6 +893,20 @@ export interface components {
             /** @description The same client_attempt_id again: the stored result. */
             replayed: boolean;
         };
+        /** @description A quiz the tutor created with create_quiz (questions, no answers). */
+        QuizEvent: {
+            data: components["schemas"]["QuizOutput"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "quiz";
+        };
+        /**
+         * @description * `quiz` - quiz
+         * @enum {string}
+         */
+        QuizEventEventEnum: "quiz";
         /** @description A quiz with its questions and, once answered, the answers with their results (see quiz_output). */
         QuizOutput: {
             readonly id: number;
@@ -1064,13 +1082,15 @@ export interface components {
         TokenObtainOutput: {
             token: string;
         };
-        TurnEvent: components["schemas"]["MessageEvent"] | components["schemas"]["DeltaEvent"] | components["schemas"]["MemoryEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
+        TurnEvent: components["schemas"]["MessageEvent"] | components["schemas"]["DeltaEvent"] | components["schemas"]["MemoryEvent"] | components["schemas"]["QuizEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
         /** @description The answer to a send without `Accept: text/event-stream`, once the reply is stored. */
         TurnOutput: {
             student_message: components["schemas"]["MessageOutput"];
             reply: components["schemas"]["MessageOutput"];
             /** @description True when this is a retry answered from the stored reply. */
             replayed: boolean;
+            /** @description The quizzes the tutor created in this turn (questions, no answers). */
+            quizzes: components["schemas"]["QuizOutput"][];
         };
         UsageAmounts: {
             /**
@@ -2355,7 +2375,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description With `Accept: text/event-stream`: 200 and the turn as Server-Sent Events, each `event: <name>` and `data: <JSON>`: message, then delta*, memory*, then done or error. */
+            /** @description With `Accept: text/event-stream`: 200 and the turn as Server-Sent Events, each `event: <name>` and `data: <JSON>`: message, then delta*, memory* and quiz*, then done or error. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2684,8 +2704,10 @@ export interface operations {
                  * @description * `summary` - Conversation summary
                  *     * `note` - Tutor note
                  *     * `teacher_note` - Teacher note
+                 *     * `quiz_result` - Quiz result
+                 *     * `file` - Uploaded file
                  */
-                kind?: "summary" | "note" | "teacher_note";
+                kind?: "summary" | "note" | "teacher_note" | "quiz_result" | "file";
                 /** @description A page number within the paginated result set. */
                 page?: number;
                 /** @description Number of results to return per page. */
