@@ -281,19 +281,28 @@ def memory_archive(*, user: Any, memory_id: Any, reason: str) -> AIMemory:
     Idempotent: archiving an archived memory changes nothing. The memory leaves the full-text
     index and its vector is dropped in the same transaction, so recall stops finding it at commit.
     """
-    reason = " ".join(str(reason or "").split())
-    if not reason:
-        raise ValidationError({"reason": [_("A reason is required to archive a memory.")]})
+    reason = _archive_reason(reason)
     with transaction.atomic():
-        memory = _memory_for_edit(user=user, memory_id=memory_id)
-        if memory.status == AIMemory.Status.ARCHIVED:
-            return memory
-        memory.status = AIMemory.Status.ARCHIVED
-        memory.archived_reason = reason[:300]
-        memory.revision = student_revision_next(memory.student_id)
-        memory.save(update_fields=["status", "archived_reason", "revision", "updated_at"])
-        fts.memory_unindex([memory.pk])
-        MemoryEmbedding.objects.filter(memory=memory).delete()
+        return _archive(_memory_for_edit(user=user, memory_id=memory_id), reason)
+
+
+def _archive_reason(reason: object) -> str:
+    clean = " ".join(str(reason or "").split())
+    if not clean:
+        raise ValidationError({"reason": [_("A reason is required to archive a memory.")]})
+    return clean[:300]
+
+
+def _archive(memory: AIMemory, reason: str) -> AIMemory:
+    """Archive a memory locked by the caller's transaction (a no-op if it is archived already)."""
+    if memory.status == AIMemory.Status.ARCHIVED:
+        return memory
+    memory.status = AIMemory.Status.ARCHIVED
+    memory.archived_reason = reason
+    memory.revision = student_revision_next(memory.student_id)
+    memory.save(update_fields=["status", "archived_reason", "revision", "updated_at"])
+    fts.memory_unindex([memory.pk])
+    MemoryEmbedding.objects.filter(memory=memory).delete()
     return memory
 
 
@@ -312,22 +321,12 @@ def memory_archive_by_staff(*, staff: Any, memory_id: int, reason: str) -> AIMem
     """
     if not (getattr(staff, "is_staff", False) and staff.has_perm(MEMORY_ARCHIVE_PERMISSION)):
         raise Forbidden(_("Only staff with the archive permission can archive a memory here."))
-    reason = " ".join(str(reason or "").split())
-    if not reason:
-        raise ValidationError({"reason": [_("A reason is required to archive a memory.")]})
+    clean = _archive_reason(reason)
     with transaction.atomic():
         memory = AIMemory.objects.select_for_update().filter(pk=memory_id).first()
         if memory is None:
             raise NotFound(_("Memory not found."))
-        if memory.status == AIMemory.Status.ARCHIVED:
-            return memory
-        memory.status = AIMemory.Status.ARCHIVED
-        memory.archived_reason = reason[:300]
-        memory.revision = student_revision_next(memory.student_id)
-        memory.save(update_fields=["status", "archived_reason", "revision", "updated_at"])
-        fts.memory_unindex([memory.pk])
-        MemoryEmbedding.objects.filter(memory=memory).delete()
-    return memory
+        return _archive(memory, clean)
 
 
 def student_memories_reindex(*, student_id: int, batch_size: int = 500) -> int:
