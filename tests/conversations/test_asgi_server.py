@@ -4,75 +4,15 @@ processes) in a subprocess, over real HTTP, against the test database and the sc
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
-from rest_framework.authtoken.models import Token
 
 from conversations.models import Message
-from tests.conftest import ROOT, wait_for
+from tests.conftest import headers, new_conversation, wait_for
 from tests.conversations.test_streaming import parse_sse
-from tests.llm_server import ScriptedLLM
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def server(worker_env: dict[str, str], llm: ScriptedLLM, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = tmp_path / "serve.log"
-    env = {
-        **worker_env,
-        "RUN_ADDR": f"127.0.0.1:{port}",
-        "WEB_CONCURRENCY": "2",
-        "EMBEDDINGS_BACKEND": "none",
-        "DB_STEP_THREADS": "4",  # the turn's database steps on their thread pool, as in production
-        "VENV": str(Path(worker_env.get("VIRTUAL_ENV", ROOT / ".venv"))),
-    }
-    with log.open("wb") as out:
-        proc = subprocess.Popen([str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=env, stdout=out, stderr=out)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, log.read_text()
-            try:
-                if httpx2.get(f"{base}/api/v1/me/", timeout=1).status_code == 401:
-                    break
-            except httpx2.TransportError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError(f"server did not start:\n{log.read_text()}")
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        text = log.read_text(errors="replace")
-        assert "Traceback" not in text, text
-        # Each worker process warmed up before accepting connections (the ASGI lifespan).
-        assert text.count("chat model: scripted-tutor at") == 2, text
-
-
-def headers(user: Any, **extra: str) -> dict[str, str]:
-    token, _ = Token.objects.get_or_create(user=user)
-    return {"Authorization": f"Token {token.key}", **extra}
-
-
-def new_conversation(base: str, user: Any) -> int:
-    resp = httpx2.post(f"{base}/api/v1/conversations/", json={"subject": "Maths"}, headers=headers(user))
-    assert resp.status_code == 201, resp.text
-    return int(resp.json()["id"])
 
 
 @pytest.mark.worker

@@ -28,8 +28,7 @@ from conversations import files
 from conversations.models import ConversationFile
 from conversations.services import conversation_close
 from conversations.tasks import file_extract
-from tests.conftest import Worker, wait_for
-from tests.conversations.test_asgi_server import headers, new_conversation, server  # noqa: F401
+from tests.conftest import Worker, headers, new_conversation, wait_for
 from tests.conversations.test_turn import start
 from tests.tutor.test_web_auth import login, web_client
 
@@ -315,7 +314,7 @@ def test_a_session_upload_with_its_csrf_token(school, settings):
 
 
 @pytest.mark.worker
-def test_uploads_through_the_production_server(server, school):  # noqa: F811
+def test_uploads_through_the_production_server(server, school):
     """Over real HTTP to uvicorn: a file just over 10 MB is the 400 in the envelope (JSON, not
     an HTML page or a 500), and a PDF is stored; the server logs no traceback."""
     base = server

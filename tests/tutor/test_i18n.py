@@ -23,8 +23,7 @@ from django.utils import formats, translation
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from tests.conftest import client_for
-from tests.conversations.test_asgi_server import headers, new_conversation, server  # noqa: F401
+from tests.conftest import client_for, headers, new_conversation
 from tests.conversations.test_turn import send, start
 
 LC_MESSAGES = Path(settings.BASE_DIR) / "locale" / "fr" / "LC_MESSAGES"
@@ -226,7 +225,7 @@ def said(resp: httpx2.Response) -> tuple[str, str]:
 
 
 @pytest.mark.worker
-def test_the_production_server_answers_a_turn_in_the_users_language(server: str, school: dict[str, Any]):  # noqa: F811
+def test_the_production_server_answers_a_turn_in_the_users_language(server: str, school: dict[str, Any]):
     """Under uvicorn the turn's database steps run on a thread pool (DB_STEP_THREADS), whose
     threads do not inherit the request's language: the steps still answer in the user's language,
     and so does Content-Language, whatever Accept-Language says."""

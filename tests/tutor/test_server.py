@@ -9,8 +9,6 @@ import socket
 import httpx2
 import pytest
 
-from tests.conversations.test_asgi_server import server  # noqa: F401  (the fixture)
-
 pytestmark = pytest.mark.worker
 
 
@@ -24,7 +22,7 @@ def raw(base: str, request: bytes) -> bytes:
     return b"".join(chunks)
 
 
-def test_refusals_of_the_http_server_are_json(server):  # noqa: F811
+def test_refusals_of_the_http_server_are_json(server):
     """A URL over WEB_MAX_URL_BYTES is a JSON 414 `url_too_long`; a request the parser cannot
     read is a JSON 400 `bad_request` (uvicorn's own answer is plain text)."""
     for size in (20_000, 70_000):
@@ -42,7 +40,7 @@ def test_refusals_of_the_http_server_are_json(server):  # noqa: F811
     assert httpx2.get(f"{server}/api/v1/memories/?q={'a' * 10_000}").status_code == 401
 
 
-def test_schema_docs_and_assets_are_served(server):  # noqa: F811
+def test_schema_docs_and_assets_are_served(server):
     """/api/schema/, /api/docs/ and the docs' JavaScript come from this server (no CDN)."""
     assert httpx2.get(f"{server}/api/schema/").status_code == 200
     docs = httpx2.get(f"{server}/api/docs/")
@@ -51,7 +49,7 @@ def test_schema_docs_and_assets_are_served(server):  # noqa: F811
     assert asset.status_code == 200 and len(asset.content) > 100_000
 
 
-def test_cross_origin_preflight_through_the_server(server, monkeypatch):  # noqa: F811
+def test_cross_origin_preflight_through_the_server(server, monkeypatch):
     """The preflight of an unknown origin gets no CORS headers and no 401 either."""
     resp = httpx2.options(
         f"{server}/api/v1/conversations/",

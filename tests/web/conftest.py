@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
-from tests.conversations.test_asgi_server import server  # noqa: F401 (a fixture)
 
 CLIENT_DIR = ROOT / "clients" / "typescript"
 # What each browser test left, for the summary at the end of the run.
