@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import logging
-import random
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -11,6 +10,7 @@ from django.utils import timezone
 
 from conversations import files, services
 from conversations.models import ConversationFile
+from tutor.retry import backoff_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
                 "file %s: extraction still failing after %s tries (%s); the sweep retries", file_id, retries + 1, exc
             )
             return "pending"
-        countdown = settings.FILES_EXTRACT_RETRY_BACKOFF_SECONDS * (2**retries) * random.uniform(0.8, 1.2)
+        countdown = backoff_seconds(settings.FILES_EXTRACT_RETRY_BACKOFF_SECONDS, retries)
         logger.info("file %s: extraction retry in %.1fs (%s)", file_id, countdown, exc)
         raise self.retry(exc=exc, countdown=countdown) from exc
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import logging
-import random
 from datetime import timedelta
 
 from celery import shared_task
@@ -12,6 +11,7 @@ from django.utils import timezone
 from learning import model_grading
 from learning.models import Quiz, QuizAttempt
 from llm.gateway import LLMError, LLMNotConfigured
+from tutor.retry import backoff_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def quiz_attempt_grade(self, attempt_id: int) -> int:  # type: ignore[no-untyped
                 "grading: attempt %s gave up after %s tries (%s); %s ungraded", attempt_id, retries + 1, exc, count
             )
             return 0
-        countdown = settings.GRADING_RETRY_BACKOFF_SECONDS * (2**retries) * random.uniform(0.8, 1.2)
+        countdown = backoff_seconds(settings.GRADING_RETRY_BACKOFF_SECONDS, retries)
         logger.info("grading: attempt %s retry in %.1fs (%s)", attempt_id, countdown, exc)
         raise self.retry(exc=exc, countdown=countdown) from exc
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import logging
-import random
 
 from celery import shared_task
 from django.conf import settings
@@ -12,6 +11,7 @@ from conversations.models import Conversation
 from llm.gateway import LLMError
 from memory import embeddings, services, summaries
 from memory.selectors import memories_missing_embedding
+from tutor.retry import backoff_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
                 exc,
             )
             return "pending"
-        countdown = settings.SUMMARY_RETRY_BACKOFF_SECONDS * (2**retries) * random.uniform(0.8, 1.2)
+        countdown = backoff_seconds(settings.SUMMARY_RETRY_BACKOFF_SECONDS, retries)
         logger.info("summary: conversation %s retry in %.1fs (%s)", conversation_id, countdown, exc)
         raise self.retry(exc=exc, countdown=countdown) from exc
 
@@ -104,7 +104,7 @@ def memory_embed(self, memory_id: int) -> int:  # type: ignore[no-untyped-def]
                 "embedding of memory %s gave up after %s tries: %s", memory_id, self.request.retries + 1, exc
             )
             return 0
-        countdown = settings.EMBEDDINGS_RETRY_BACKOFF_SECONDS * (2**self.request.retries) * random.uniform(0.8, 1.2)
+        countdown = backoff_seconds(settings.EMBEDDINGS_RETRY_BACKOFF_SECONDS, self.request.retries)
         raise self.retry(exc=exc, countdown=countdown) from exc
 
 
