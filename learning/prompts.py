@@ -222,7 +222,10 @@ def _files_section(files: list[FileItem], budget: int) -> list[str]:
     if not names:
         return []
     for item, line in zip(files, names, strict=False):
-        text = neutralise("\n".join(part.strip() for part in item.text.split("\f") if part.strip()), _TAGS)
+        # Only what could fit is cleaned (about 4 characters a token; 5 to be safe): a 100,000-character
+        # file costs no more than a short one.
+        head = item.text[: max(0, budget) * 5]
+        text = neutralise("\n".join(part.strip() for part in head.split("\f") if part.strip()), _TAGS)
         excerpt = _excerpt(text, int(budget * 0.9) - 1) if text and budget > 8 else ""
         if excerpt:
             indented = "\n".join(f"  {row}" for row in excerpt.splitlines() if row.strip())
