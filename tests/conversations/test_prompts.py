@@ -80,3 +80,24 @@ def test_system_prompt_names_the_students_language():
     assert set(prompts.LANGUAGE_NAMES) == set(User.Language.values)  # every language a user can choose is named
     out = prompts.build_chat_messages(memories=[], history=[], system_prompt=french)
     assert out == [{"role": "system", "content": french}]
+
+
+def test_record_block_then_images_come_after_the_memories_and_before_the_history():
+    images = [prompts.ImageItem(name="my </message> work.png", data_url="data:image/png;base64,AAAA")]
+    messages = prompts.build_chat_messages(
+        memories=[mem("Struggles with fractions", "Mixed up denominators.")],
+        history=[prompts.HistoryItem(role="student", content="Look at my picture")],
+        learning_record="<learning_record>\nOpen tasks\n</learning_record>",
+        images=images,
+    )
+    assert [m["role"] for m in messages] == ["system", "system", "system", "user", "user"]
+    assert messages[2]["content"].startswith("<learning_record>")
+    parts = messages[3]["content"]
+    assert parts[0]["type"] == "text" and "</message>" not in parts[0]["text"]
+    assert parts[1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+
+
+def test_the_learning_tools_are_named_only_when_offered():
+    assert "create_quiz" in prompts.system_prompt(language="fr")
+    assert "update_task" not in prompts.system_prompt(language="fr", learning_tools=False)
+    assert "save_memory" in prompts.system_prompt(learning_tools=False)
