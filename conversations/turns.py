@@ -37,7 +37,7 @@ from django.utils.translation import gettext as _
 from conversations import prompts
 from conversations.context import context_build
 from conversations.files import PromptFile, files_for_prompt, image_data_url
-from conversations.models import Conversation, Message
+from conversations.models import Conversation, ConversationFile, Message
 from conversations.selectors import conversation_get, require_student_owner
 from learning.prompts import FileItem, learning_record_block
 from learning.selectors import learning_record_for, quizzes_of_turn
@@ -246,6 +246,10 @@ def tools_tokens(tools: list[dict[str, Any]]) -> int:
     return _tools_tokens_cache[key]
 
 
+def offers_learning_tools(tools: list[dict[str, Any]]) -> bool:
+    return any(tool["function"]["name"] in TOOL_NAMES for tool in tools)
+
+
 def turn_tools(window: int) -> list[dict[str, Any]]:
     """The tools for a model of `window` tokens: the learning tools too when all the schemas take
     at most 1/TOOLS_WINDOW_SHARE of it (8,192 tokens and up), else save_memory alone."""
@@ -374,7 +378,7 @@ def _with_prompt(claim: Claimed) -> Claimed:
     )
     messages = prompts.build_chat_messages(
         system_prompt=prompts.system_prompt(
-            language=conversation.student.language, learning_tools=limits.tools is TURN_TOOLS
+            language=conversation.student.language, learning_tools=offers_learning_tools(limits.tools)
         ),
         memories=[memory_item(m) for m in chosen],
         history=context.history,
@@ -399,9 +403,9 @@ def _file_item(file: PromptFile) -> FileItem:
     """A file as the learning record shows it, saying what the tutor can and cannot read."""
     kind = "image" if file.is_image else "PDF" if file.content_type == "application/pdf" else "text"
     note = ""
-    if file.status == "pending":
+    if file.status == ConversationFile.Status.PENDING:
         note = "still being read: its text is not available yet"
-    elif file.status == "unreadable":
+    elif file.status == ConversationFile.Status.UNREADABLE:
         note = f"unreadable ({file.reason.replace('_', ' ')})" if file.reason else "unreadable"
     elif file.is_image:
         note = "shown to you as an image" if settings.LLM_SUPPORTS_IMAGES else "you cannot see images: ask the student"
@@ -415,7 +419,7 @@ def _images(files: list[PromptFile], *, budget: int) -> list[prompts.ImageItem]:
     many as fit `budget` (LLM_IMAGE_TOKENS each). An image the storage cannot give is left out."""
     if not settings.LLM_SUPPORTS_IMAGES:
         return []
-    ready = [f for f in files if f.is_image and f.status == "ready"][-settings.LLM_MAX_IMAGES :]
+    ready = [f for f in files if f.is_image and f.status == ConversationFile.Status.READY][-settings.LLM_MAX_IMAGES :]
     ready = ready[len(ready) - min(len(ready), budget // max(1, settings.LLM_IMAGE_TOKENS)) :]
     images = []
     for file in ready:
@@ -426,13 +430,13 @@ def _images(files: list[PromptFile], *, budget: int) -> list[prompts.ImageItem]:
     return images
 
 
-_system_tokens_cache: dict[tuple[str, int], int] = {}
+_system_tokens_cache: dict[tuple[str, bool], int] = {}
 
 
 def _system_prompt_tokens(tools: list[dict[str, Any]]) -> int:
-    key = (settings.LLM_MODEL, len(tools))
+    learning = offers_learning_tools(tools)
+    key = (settings.LLM_MODEL, learning)
     if key not in _system_tokens_cache:
-        learning = tools is TURN_TOOLS
         # The longest of the prompts that name a language: the budget holds for every student.
         system = max(
             count_tokens(prompts.system_prompt(language=code, learning_tools=learning))

@@ -54,6 +54,10 @@ def memory_get(*, user: Any, memory_id: Any) -> AIMemory:
     return memory
 
 
+# Written from the app's records (quizzes, files), not from what was said.
+RECORD_KINDS = (AIMemory.Kind.QUIZ_RESULT, AIMemory.Kind.FILE)
+
+
 def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
     """The student's `limit` latest active memories, newest first (one indexed query), the
     memories of app records (RECORD_KINDS) left out: the learning record block shows their
@@ -72,8 +76,6 @@ def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
     )
 
 
-# Written from the app's records (quizzes, files), not from what was said.
-RECORD_KINDS = (AIMemory.Kind.QUIZ_RESULT, AIMemory.Kind.FILE)
 _PROMPT_FIELDS = ("id", "kind", "title", "content", "source", "source_conversation_id", "token_count", "created_at")
 
 

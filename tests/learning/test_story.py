@@ -19,6 +19,7 @@ from learning.models import Quiz
 from memory.models import AIMemory
 from tests.conftest import Worker, wait_for
 from tests.conversations.test_save_memory_tool import tool_step
+from tests.conversations.test_turn import send, start
 from tests.learning.conftest import answers_body, quiz_args
 from tests.memory.test_summary_worker import end, wait_summary
 
@@ -59,12 +60,8 @@ def test_monday_quiz_then_wednesday_the_tutor_knows(worker: Worker, clients, llm
     )
     llm.script("summary", {"content": json.dumps(SUMMARY)})
     llm.script("grading", {"content": json.dumps({"correct": False, "feedback": "1/4 of 1/2 is 1/8."})})
-    monday = alice_client.post("/api/v1/conversations/", {"subject": "Maths"}, format="json").json()["id"]
-    turn = alice_client.post(
-        f"/api/v1/conversations/{monday}/messages/",
-        {"content": "I struggle with multiplying fractions.", "client_message_id": "mon-1"},
-        format="json",
-    )
+    monday = start(alice_client)
+    turn = send(alice_client, monday, "I struggle with multiplying fractions.", "mon-1")
     assert turn.status_code == 201, turn.content
     quiz = Quiz.objects.get(pk=turn.json()["quizzes"][0]["id"])
     graded = alice_client.post(f"/api/v1/quizzes/{quiz.pk}/answers/", answers_body(quiz, GIVEN), format="json")
@@ -91,12 +88,8 @@ def test_monday_quiz_then_wednesday_the_tutor_knows(worker: Worker, clients, llm
 
     # Wednesday: a new conversation; its first prompt.
     llm.script("chat", {"content": "Last time you struggled with multiplying fractions: shall we go on?"})
-    wednesday = alice_client.post("/api/v1/conversations/", {"subject": "Maths"}, format="json").json()["id"]
-    reply = alice_client.post(
-        f"/api/v1/conversations/{wednesday}/messages/",
-        {"content": "Hi! What should we do today?", "client_message_id": "wed-1"},
-        format="json",
-    )
+    wednesday = start(alice_client)
+    reply = send(alice_client, wednesday, "Hi! What should we do today?", "wed-1")
     assert reply.status_code == 201, reply.content
     prompt = llm.calls("chat")[-1]["messages"]
     memories = next(str(m["content"]) for m in prompt if str(m["content"]).startswith("<student_memories>"))
