@@ -1,11 +1,13 @@
 # Two commands: `make run` (server + Celery worker and beat, embedded SQLite and filesystem
-# broker, no external service) and `make test` (ruff, mypy, migrations check, pytest).
+# broker, no external service) and `make test` (ruff, mypy, migrations check, pytest on
+# PostgreSQL 18 with pgvector, started for the run by scripts/pgsearch.py unless DATABASE_URL
+# is set). `make test-sqlite` runs pytest on the embedded SQLite default.
 # `make serve` is the production server alone (uvicorn, scripts/serve.sh); `make run` uses it too.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run serve test install install-dev lint bench bench-load client fuzz clean
+.PHONY: run serve test test-sqlite install install-dev lint bench bench-load client fuzz clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +38,10 @@ lint: install-dev
 	$(PY) manage.py makemigrations --check --dry-run
 
 test: lint
-	$(PY) -m pytest
+	$(PY) scripts/pgsearch.py run -- $(PY) -m pytest
+
+test-sqlite: lint
+	env -u DATABASE_URL $(PY) -m pytest
 
 # The typed TypeScript client (clients/typescript) and the web app's scripts (web/static/web),
 # from the API: the schema (validated), npm ci, the types, a type check, the bundles. Needs

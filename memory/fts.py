@@ -318,6 +318,14 @@ def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dic
     return int(row[0]), {term: int(df) for term, df in zip(terms, row[1:], strict=True)}
 
 
+def pg_statistics(*, student_id: int, terms: list[str]) -> list[Any]:
+    """PostgreSQL: the rows of PG_STATS_SQL for these query terms (for `search` and
+    `pg_frequencies`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(PG_STATS_SQL, {"student": student_id, "terms": terms})
+        return list(cursor.fetchall())
+
+
 def pg_frequencies(rows: list[Any], terms: list[str]) -> tuple[int, dict[str, int]]:
     """(n_docs, {term: df, 0 if none}) from the rows of PG_STATS_SQL."""
     found = {str(term): int(df) for _, _, term, df in rows if term is not None}

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from memory.fields import VectorField, VectorListField
+
 
 class AIMemoryQuerySet(models.QuerySet["AIMemory"]):
     def active(self) -> AIMemoryQuerySet:
@@ -131,32 +133,33 @@ class AIMemory(models.Model):
 
 
 class MemoryEmbedding(models.Model):
-    """The vector of one memory, stored in the same database as the memory itself.
+    """The vectors of one memory, stored in the same database as the memory itself.
 
-    `vector` is the L2-normalised embedding of the whole memory (title and content) as
-    little-endian float32 bytes; `sentence_vectors` holds `sentences` more vectors, one per
-    sentence of the content, back to back (a question usually matches one sentence of a memory
-    better than the whole of it; see memory.recall). `model` and `dim` say which embedder wrote
-    them, so a change of model is detected (recall ignores vectors of
-    another model and `manage.py reembed` replaces them). `text_hash` is the hash of the text
-    that was embedded: the embedding task skips a memory whose vector is already current.
-    `student` is denormalised so that one student's vectors load with one indexed query.
+    `vector` is the L2-normalised embedding of the whole memory (title and content);
+    `sentence_vectors` holds `sentences` more, one per sentence of the content (a question
+    usually matches one sentence of a memory better than the whole of it; see memory.recall).
+    On PostgreSQL they are pgvector `vector` and `vector[]` columns, ranked in the database
+    (memory.vector_search); on SQLite, float32 bytes (memory.fields). `model` and `dim` say which
+    embedder wrote them, so a change of model is detected (recall ignores vectors of another
+    model and `manage.py reembed` replaces them). `text_hash` is the hash of the text that was
+    embedded: the embedding task skips a memory whose vector is already current. `student` is
+    denormalised so that one student's vectors are read through one index.
     """
 
     memory = models.OneToOneField(AIMemory, primary_key=True, on_delete=models.CASCADE, related_name="embedding")
     student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     model = models.CharField(max_length=200)
     dim = models.PositiveIntegerField()
-    vector = models.BinaryField()
+    vector = VectorField()
     sentences = models.PositiveIntegerField(default=0)
-    sentence_vectors = models.BinaryField(default=b"")
+    sentence_vectors = VectorListField()
     text_hash = models.CharField(max_length=64)
     updated_at = models.DateTimeField(auto_now=True)
     # The student's memory revision (StudentMemoryRevision) of the write that stored this vector.
     revision = models.BigIntegerField(default=0)
 
     class Meta:
-        # One student's vectors load by the leading column; what changed since a revision by both.
+        # One student's vectors are read by the leading column; what changed since a revision by both.
         indexes = [models.Index(fields=["student", "revision"], name="embedding_student_revision")]
         constraints = [models.CheckConstraint(condition=Q(dim__gt=0), name="embedding_dim_positive")]
 

@@ -58,12 +58,8 @@ from __future__ import annotations
 
 import logging
 import re
-import sys
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import lru_cache
@@ -76,8 +72,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import User
-from memory import embeddings, fts, query_dates
-from memory.models import AIMemory, MemoryEmbedding
+from memory import embeddings, fts, query_dates, vector_search
+from memory.models import AIMemory
+from memory.vector_cache import StudentVectors, vector_cache
+
+__all__ = ["STRATEGIES", "RecallConfig", "RecallResult", "recall", "vector_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,284 +138,6 @@ class RecallResult:
         return [h.memory_id for h in self.hits]
 
 
-# --- The per-process vector cache ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StudentVectors:
-    version: int  # the student's memory revision (StudentMemoryRevision) these vectors reflect
-    ids: np.ndarray  # int64 memory ids, ascending
-    matrix: np.ndarray  # (n, dim) float32, rows L2-normalised
-    created: np.ndarray  # float64 epoch seconds of each memory's created_at
-    sentence_matrix: np.ndarray  # (total sentences, dim) float32, memory by memory
-    sentence_start: np.ndarray  # int64 (n,): first row of each memory in sentence_matrix
-    sentence_count: np.ndarray  # int64 (n,)
-    # The arrays above are the first rows of these buffers (see _Store).
-    store: _Store | None = field(default=None, compare=False, repr=False)
-
-
-class _Store:
-    """The buffers behind successive StudentVectors of one (student, model), with spare rows.
-
-    Most writes add a memory whose id is the student's highest: the cache then catches up by
-    writing the new rows after the last used one, instead of copying a matrix of 100 MB (10,000
-    memories of 8 sentences). A StudentVectors only sees its first rows, which nothing rewrites;
-    the rows after them are claimed under a lock by one catch-up at a time.
-    """
-
-    def __init__(self, rows: int, sentence_rows: int, dim: int) -> None:
-        """Empty buffers for `rows` memories and `sentence_rows` sentences, and spare room."""
-        capacity, sentence_capacity = rows + max(16, rows // 8), sentence_rows + max(128, sentence_rows // 8)
-        self.ids = np.empty(capacity, np.int64)
-        self.matrix = np.empty((capacity, dim), np.float32)
-        self.created = np.empty(capacity, np.float64)
-        self.counts = np.empty(capacity, np.int64)
-        self.starts = np.empty(capacity, np.int64)
-        self.sentences = np.empty((sentence_capacity, dim), np.float32)
-        self.rows, self.sentence_rows = 0, 0
-        self._lock = threading.Lock()
-
-    @classmethod
-    def holding(cls, v: StudentVectors) -> StudentVectors:
-        """`v` copied into a new store."""
-        n, s = v.ids.shape[0], v.sentence_matrix.shape[0]
-        store = cls(n, s, v.matrix.shape[1])
-        store._write(0, 0, v.ids, v.matrix, v.created, v.sentence_count, v.sentence_matrix)
-        store.rows, store.sentence_rows = n, s
-        return store.vectors(v.version, n, s)
-
-    @classmethod
-    def decoding(cls, version: int, rows: list[Any], dim: int) -> StudentVectors:
-        """Rows of _VECTOR_FIELDS ordered by memory id (those of `dim` only) decoded into a new
-        store: each row's bytes are copied once, straight into the buffers (at 100,000 memories
-        the sentence vectors are over 1 GB, and the rows read hold as much)."""
-        rows = [r for r in rows if r[1] == dim]
-        n = len(rows)
-        counts = np.fromiter((r[4] for r in rows), dtype=np.int64, count=n)
-        s = int(counts.sum())
-        store = cls(n, s, dim)
-        store.ids[:n] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        store.created[:n] = np.fromiter((r[3].timestamp() for r in rows), dtype=np.float64, count=n)
-        store.counts[:n] = counts
-        store.starts[:n] = _starts(counts)
-        for buffer, column, used in ((store.matrix, 2, n), (store.sentences, 5, s)):
-            target, at = _bytes_of(buffer), 0
-            for r in rows:
-                data = r[column]
-                target[at : at + len(data)] = data
-                at += len(data)
-            if at != buffer[:used].nbytes:  # recall then falls back to lexical, and logs it
-                raise ValueError(f"stored vectors of {dim} dimensions do not add up to {used} rows")
-        store.rows, store.sentence_rows = n, s
-        return store.vectors(version, n, s)
-
-    def _write(
-        self, n: int, s: int, ids: np.ndarray, matrix: np.ndarray, created: np.ndarray, counts: np.ndarray,
-        sentences: np.ndarray,
-    ) -> None:
-        k = ids.shape[0]
-        self.ids[n : n + k], self.matrix[n : n + k], self.created[n : n + k] = ids, matrix, created
-        self.counts[n : n + k] = counts
-        self.starts[n : n + k] = s + _starts(counts)
-        self.sentences[s : s + sentences.shape[0]] = sentences
-
-    def vectors(self, version: int, n: int, s: int) -> StudentVectors:
-        return StudentVectors(
-            version, self.ids[:n], self.matrix[:n], self.created[:n], self.sentences[:s], self.starts[:n],
-            self.counts[:n], self,
-        )
-
-    def append(self, base: StudentVectors, fresh: StudentVectors) -> StudentVectors | None:
-        """`base` followed by `fresh`'s rows, written in place; None when `base` is not the last
-        state of this store (another catch-up appended after it) or there is no room left."""
-        n, s = base.ids.shape[0], base.sentence_matrix.shape[0]
-        k, ks = fresh.ids.shape[0], fresh.sentence_matrix.shape[0]
-        with self._lock:
-            if (self.rows, self.sentence_rows) != (n, s) or n + k > self.ids.shape[0] or (
-                s + ks > self.sentences.shape[0]
-            ):
-                return None
-            self.rows, self.sentence_rows = n + k, s + ks
-        self._write(n, s, fresh.ids, fresh.matrix, fresh.created, fresh.sentence_count, fresh.sentence_matrix)
-        return self.vectors(fresh.version, n + k, s + ks)
-
-
-class VectorCache:
-    """Decoded vectors per (student, model), kept current with the student's memory revision.
-
-    Re-reading and decoding a student's vectors on every query costs far more than the dot
-    product (see bench/recall_latency.py). Every write to a student's memories or vectors takes
-    the student's next revision and stamps its rows with it (memory.services.student_revision_next),
-    so the version check reads one row by primary key, and a cache that is behind reads only the
-    rows stamped above the revision it holds: the memories written, edited or archived since, and
-    the vectors stored since. Those memories leave the cached matrix and come back with their
-    current vector, if they are active and have one of this model. Bounded to
-    EMBEDDINGS_CACHE_STUDENTS students, least recently used out.
-
-    The cache holds committed rows only: what is read inside a transaction (which may hold its
-    own writes, and may roll back) is used for that read and not kept, unless the caller owns the
-    transaction and discards it (`scope`, for the evaluation). The chat reads in autocommit.
-    """
-
-    def __init__(self) -> None:
-        self._data: OrderedDict[tuple[int, str], StudentVectors] = OrderedDict()
-        self._lock = threading.Lock()
-        self._scoped = threading.local()
-        self.loads = 0  # whole loads
-        self.updates = 0  # catch-ups from the rows written since the cached revision
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-    @contextmanager
-    def scope(self) -> Iterator[None]:
-        """Keep what is read inside the caller's transaction, which the caller then rolls back:
-        the cache is emptied when the block ends (`manage.py recall_eval`)."""
-        self._scoped.active = True
-        try:
-            yield
-        finally:
-            self._scoped.active = False
-            self.clear()
-
-    def version(self, student_id: int) -> int:
-        """The student's memory revision: one primary-key lookup (0 before their first write)."""
-        with connection.cursor() as cursor:
-            cursor.execute(_VERSION_SQL, {"student": student_id})
-            row = cursor.fetchone()
-        return int(row[0]) if row else 0
-
-    def get(self, student_id: int, model: str, *, use_cache: bool = True, version: int | None = None) -> StudentVectors:
-        """The student's vectors; `version`: what `version` returns, if the caller read it already."""
-        key = (student_id, model)
-        if version is None:
-            version = self.version(student_id)
-        cached = None
-        if use_cache:
-            with self._lock:
-                cached = self._data.get(key)
-                if cached is not None and cached.version == version:
-                    self._data.move_to_end(key)
-                    return cached
-        if cached is not None and cached.version < version:
-            loaded = catch_up(cached, student_id=student_id, model=model, version=version)
-            self.updates += 1
-        else:
-            # Nothing cached, or a revision that went back (the student's rows were deleted).
-            loaded = load_vectors(student_id=student_id, model=model, version=version)
-            self.loads += 1
-        if use_cache and (not connection.in_atomic_block or getattr(self._scoped, "active", False)):
-            with self._lock:
-                # Two threads racing may leave the older of their reads: the next one catches up.
-                self._data[key] = loaded
-                self._data.move_to_end(key)
-                while len(self._data) > max(1, settings.EMBEDDINGS_CACHE_STUDENTS):
-                    self._data.popitem(last=False)
-        return loaded
-
-
-_VERSION_SQL = (
-    "SELECT COALESCE((SELECT revision FROM memory_studentmemoryrevision WHERE student_id = %(student)s), 0)"
-    " AS revision"
-)
-
-# PostgreSQL: the version and the lexical search's statistics (fts.PG_STATS_SQL) in one round
-# trip. Always one row at least: (revision, NULL...) when the student has nothing indexed.
-_VERSION_AND_STATS_SQL = (
-    "SELECT v.*, x.* FROM ({version}) v LEFT JOIN LATERAL ({stats}) x ON true".replace("{version}", _VERSION_SQL)
-).replace("{stats}", fts.PG_STATS_SQL)
-
-
-def version_and_statistics(*, student_id: int, terms: list[str]) -> tuple[int, list[Any]]:
-    """PostgreSQL: (the vector cache's version, the rows of fts.PG_STATS_SQL for `terms`)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_VERSION_AND_STATS_SQL, {"student": student_id, "terms": terms})
-        rows = cursor.fetchall()
-    return int(rows[0][0]), [row[1:] for row in rows if row[1] is not None]
-
-
-_VECTOR_FIELDS = ("memory_id", "dim", "vector", "memory__created_at", "sentences", "sentence_vectors")
-
-
-def _vector_rows(*, student_id: int, model: str) -> Any:
-    return (
-        MemoryEmbedding.objects.filter(student_id=student_id, model=model, memory__status=AIMemory.Status.ACTIVE)
-        .order_by("memory_id")
-        .values_list(*_VECTOR_FIELDS)
-    )
-
-
-def _bytes_of(buffer: np.ndarray) -> memoryview:
-    """The bytes of a float32 buffer, to copy stored vectors (little-endian float32) into."""
-    if sys.byteorder != "little":  # x86-64 and ARM64 are little-endian; this guards the rest
-        raise RuntimeError("stored vectors are little-endian float32; this machine is big-endian")
-    return buffer.data.cast("B")
-
-
-def _starts(counts: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if counts.size else counts
-
-
-def load_vectors(*, student_id: int, model: str, version: int) -> StudentVectors:
-    """Every current vector of the student for `model`, decoded (the dimension of the first)."""
-    rows = list(_vector_rows(student_id=student_id, model=model))
-    return _Store.decoding(version, rows, rows[0][1] if rows else 1)
-
-
-# A catch-up that would read more changed memories than this, or than a quarter of the cached
-# ones (at least 64), reads everything instead.
-CATCH_UP_MAX_ROWS = 5000
-
-
-def catch_up(cached: StudentVectors, *, student_id: int, model: str, version: int) -> StudentVectors:
-    """`cached` brought to `version` from the rows stamped above `cached.version` (see VectorCache).
-
-    A memory written, edited or archived since, or whose vector was stored since (of any model:
-    re-embedding with another model replaces the row), is dropped from the matrix and read again.
-    Reading rows newer than `version` as well is harmless: they are read again next time. New
-    memories, the usual case, are appended in place (_Store); anything else is copied.
-    """
-    changed = set(
-        AIMemory.objects.filter(student_id=student_id, revision__gt=cached.version).values_list("pk", flat=True)
-    )
-    changed.update(
-        MemoryEmbedding.objects.filter(student_id=student_id, revision__gt=cached.version).values_list(
-            "memory_id", flat=True
-        )
-    )
-    if len(changed) > min(CATCH_UP_MAX_ROWS, max(64, cached.ids.size // 4)):
-        # A re-embedding of most memories: one whole read is cheaper (and SQLite bounds `IN`).
-        return load_vectors(student_id=student_id, model=model, version=version)
-    rows = list(_vector_rows(student_id=student_id, model=model).filter(memory_id__in=changed)) if changed else []
-    if not cached.ids.size:
-        return _Store.decoding(version, rows, rows[0][1] if rows else 1)
-    fresh = _Store.decoding(version, rows, cached.matrix.shape[1])
-    keep = ~np.isin(cached.ids, np.fromiter(changed, dtype=np.int64, count=len(changed)))
-    if keep.all():
-        if not fresh.ids.size:
-            return replace(cached, version=version)
-        if cached.store is not None and fresh.ids[0] > cached.ids[-1]:
-            appended = cached.store.append(cached, fresh)
-            if appended is not None:
-                return appended
-    ids = np.concatenate([cached.ids[keep], fresh.ids])
-    counts = np.concatenate([cached.sentence_count[keep], fresh.sentence_count])
-    sentences = np.concatenate([cached.sentence_matrix[np.repeat(keep, cached.sentence_count)], fresh.sentence_matrix])
-    matrix = np.concatenate([cached.matrix[keep], fresh.matrix])
-    created = np.concatenate([cached.created[keep], fresh.created])
-    order = np.argsort(ids, kind="stable")
-    if not np.array_equal(order, np.arange(order.size)):
-        # An older memory came back (re-embedded after an edit): back to its place by id.
-        starts = _starts(counts)
-        sentences = np.concatenate([sentences[s : s + c] for s, c in zip(starts[order], counts[order], strict=True)])
-        ids, matrix, created, counts = ids[order], matrix[order], created[order], counts[order]
-    return _Store.holding(StudentVectors(version, ids, matrix, created, sentences, _starts(counts), counts))
-
-
-vector_cache = VectorCache()
-
-
 # --- Recall ----------------------------------------------------------------------------------
 
 
@@ -465,16 +186,15 @@ def recall(
     timings: dict[str, float] = {}
 
     chosen: embeddings.Embedder | None = None
-    version: int | None = None
     stats_rows: list[Any] | None = None
     frequencies: tuple[int, dict[str, int]] | None = None  # the query terms' (n_docs, dfs), for the topic
     if strategy in ("semantic", "hybrid"):
         chosen = embeddings.get_embedder() if embedder is True else (embedder or None)
         if chosen is not None and connection.vendor == "postgresql":
-            # The vector cache's version and the query terms' statistics in one round trip.
+            # The query terms' statistics serve both the lexical search and the topic signal.
             t = time.perf_counter()
             terms = fts.query_terms(query, language)
-            version, stats_rows = version_and_statistics(student_id=student_id, terms=terms)
+            stats_rows = fts.pg_statistics(student_id=student_id, terms=terms)
             frequencies = fts.pg_frequencies(stats_rows, terms)
             timings["stats_ms"] = (time.perf_counter() - t) * 1000
 
@@ -508,7 +228,7 @@ def recall(
             topic_vector=topic_vector,
             embedder=chosen,
             use_cache=use_cache,
-            version=version,
+            lexical_ids=[pk for pk, _ in lexical],
             timings=timings,
         )
         timings["semantic_ms"] = (time.perf_counter() - t) * 1000 - embed_ms
@@ -598,11 +318,10 @@ def _semantic(
     embedder: embeddings.Embedder | None,
     use_cache: bool,
     timings: dict[str, float],
-    version: int | None = None,
+    lexical_ids: list[int],
 ) -> tuple[list[tuple[int, float]], SemanticScores | None, str, float]:
-    """(candidates, every memory's score, why degraded or "", ms spent embedding the query).
-    `embedder`: the one recall resolved; `version`: the vector cache's version if recall read it
-    already."""
+    """(candidates, the candidates' scores, why degraded or "", ms spent embedding the query).
+    `embedder`: the one recall resolved; `lexical_ids`: the lexical candidates, scored too."""
     chosen = embedder
     if chosen is None:
         return [], None, "no embedder configured", 0.0
@@ -626,7 +345,18 @@ def _semantic(
             if topic and topic_vector is None:
                 topic_vector = embedded[0]
         t = time.perf_counter()
-        vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache, version=version)
+        if connection.vendor == "postgresql":
+            q = np.asarray(query_vector, dtype=np.float32)
+            topic_q = np.asarray(topic_vector, dtype=np.float32) if topic and topic_vector is not None else None
+            if topic_q is None and config.topic_weight > 0:
+                topic_q = q  # nothing to strip: the topic is the query itself
+            ranked = _pg_ranked(student_id, chosen.name, q, topic_q, depth, lexical_ids, config, now)
+            timings["vectors_ms"] = (time.perf_counter() - t) * 1000
+            scores = SemanticScores.from_database(ranked, lambda ids: _pg_ranked(
+                student_id, chosen.name, q, topic_q, 0, ids, config, now))
+            by_id = dict(zip(ranked.ids.tolist(), ranked.scores.tolist(), strict=True))
+            return [(pk, by_id[pk]) for pk in ranked.top], scores, "", embed_ms
+        vectors = vector_cache.get(student_id, chosen.name, use_cache=use_cache)
         timings["vectors_ms"] = (time.perf_counter() - t) * 1000
     except embeddings.EmbedderUnavailable as exc:
         logger.warning("recall: embedder unavailable, lexical only: %s", exc)
@@ -660,15 +390,56 @@ def _semantic(
     return [(int(vectors.ids[i]), float(sims[i])) for i in top], every, "", embed_ms
 
 
+def _pg_ranked(
+    student_id: int, model: str, q: np.ndarray, topic: np.ndarray | None, depth: int, extra: list[int],
+    config: RecallConfig, now: datetime,
+) -> vector_search.Ranked:
+    return vector_search.search(
+        student_id=student_id, model=model, query=q, topic=topic, depth=depth, extra=extra,
+        shortlist=config.sentence_shortlist, mix=config.sentence_mix,
+        half_life_days=config.decay_half_life_days, decay_floor=config.decay_floor, now=now,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class SemanticScores:
-    """The semantic score of every memory with a current vector (ids sorted ascending)."""
+    """Semantic scores by memory id (ids sorted ascending): of every memory with a current vector
+    (SQLite: the cached matrix, `vectors`), or of those the database returned (PostgreSQL: the
+    top and the candidates asked for, with their topic similarity in `topic_scores`; `fetch`
+    scores more of them, see `including`)."""
 
     ids: np.ndarray
     scores: np.ndarray
     created: np.ndarray | None = None  # epoch seconds of each memory's created_at
     vectors: StudentVectors | None = None
     topic: np.ndarray | None = None  # the topic text's vector (see topic_text)
+    topic_scores: np.ndarray | None = None
+    fetch: Callable[[list[int]], vector_search.Ranked] | None = None
+
+    @classmethod
+    def from_database(
+        cls, ranked: vector_search.Ranked, fetch: Callable[[list[int]], vector_search.Ranked]
+    ) -> SemanticScores:
+        return cls(ranked.ids, ranked.scores, ranked.created, topic_scores=ranked.topic, fetch=fetch)
+
+    def including(self, memory_ids: list[int]) -> SemanticScores:
+        """These scores with those of `memory_ids` the database has not returned yet (one more
+        query, PostgreSQL only: the memories found by their date alone)."""
+        missing = [pk for pk in memory_ids if pk not in set(self.ids.tolist())]
+        if self.fetch is None or not missing:
+            return self
+        more = self.fetch(missing)
+        ids = np.concatenate([self.ids, more.ids])
+        order = np.argsort(ids, kind="stable")
+        created = self.created if self.created is not None else np.full(self.ids.shape[0], np.nan)
+        topic = self.topic_scores if self.topic_scores is not None else np.full(self.ids.shape[0], np.nan)
+        return replace(
+            self,
+            ids=ids[order],
+            scores=np.concatenate([self.scores, more.scores])[order],
+            created=np.concatenate([created, more.created])[order],
+            topic_scores=np.concatenate([topic, more.topic])[order],
+        )
 
     def of(self, memory_ids: list[int]) -> np.ndarray:
         """Their scores, NaN for a memory without a vector. O(len(memory_ids) * log n)."""
@@ -678,6 +449,8 @@ class SemanticScores:
         """Each memory's best-sentence similarity to the topic vector (whole-memory similarity
         for a memory of one sentence), NaN without a vector. Computed for these memories only:
         O(their sentences)."""
+        if self.topic_scores is not None:
+            return self._lookup(memory_ids, self.topic_scores)
         wanted = np.asarray(memory_ids, dtype=np.int64)
         out = np.full(wanted.shape[0], np.nan)
         v = self.vectors
@@ -783,6 +556,8 @@ def _fuse_scores(
         )
         known = set(candidates)
         candidates += [pk for pk in created if pk not in known]
+        if scores is not None:
+            scores = scores.including(candidates)
     if not candidates:
         return []
     fused = np.zeros(len(candidates))
@@ -795,7 +570,7 @@ def _fuse_scores(
         # A memory without a current vector (not embedded yet) counts as the least similar.
         sem = np.where(np.isnan(sem), np.nanmin(sem), sem)
         fused += config.semantic_weight * np.maximum(_standardise(sem), -config.semantic_floor)
-        if config.topic_weight > 0 and scores.topic is not None:
+        if config.topic_weight > 0 and (scores.topic is not None or scores.topic_scores is not None):
             topical = scores.topic_of(candidates)
             if not np.isnan(topical).all():
                 topical = np.where(np.isnan(topical), np.nanmin(topical), topical)

@@ -32,9 +32,9 @@ def test_local_model_embeds_and_recall_finds_a_paraphrase(school, local_embedder
     assert memory_embed.run(maths.pk) == 1
     row = MemoryEmbedding.objects.get(memory=sport)
     assert row.model == embeddings.LOCAL_MODEL_NAME
-    assert row.dim == 384 and len(bytes(row.vector)) == 384 * 4
-    assert row.sentences == 0  # one sentence: no per-sentence vectors
-    vector = embeddings.from_bytes(row.vector, row.dim)
+    assert row.dim == 384 and row.vector.shape == (384,) and row.vector.dtype == np.float32
+    assert row.sentences == 0 and row.sentence_vectors.size == 0  # one sentence: no per-sentence vectors
+    vector = row.vector
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
     # Idempotent: the same text with the same model is not embedded again.
     assert memory_embed.run(sport.pk) == 0
@@ -69,6 +69,7 @@ def test_recall_falls_back_to_lexical_when_the_embedder_fails(school, openai_emb
     assert result.ids == [maths.pk]
 
 
+@pytest.mark.sqlite_only
 def test_recall_falls_back_to_lexical_when_stored_vectors_do_not_add_up(school, openai_embedder):
     """A vector row whose sentence count does not match its bytes is refused when decoded (no
     misaligned sentences): recall is lexical and says why, without raising."""
@@ -133,12 +134,13 @@ def _same_vectors(cached, loaded):
         assert np.array_equal(getattr(cached, name), getattr(loaded, name)), name
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, openai_embedder):
     """Vectors are decoded once per student; after a new vector, an edit or an archive, the cache
     reads only what changed since its revision, and then holds what a whole load reads."""
-    from memory.recall import load_vectors
     from memory.services import memory_archive
+    from memory.vector_cache import load_vectors
 
     alice, teacher = school["alice"], school["teacher_a"]
     sport, maths = _two_memories(alice)
@@ -170,11 +172,12 @@ def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, opena
     _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_back(school, openai_embedder):
     """An older memory re-embedded after an edit goes back to its place among the rows (ordered by
     id, sentence blocks included), as a whole load would put it."""
-    from memory.recall import load_vectors
+    from memory.vector_cache import load_vectors
 
     alice = school["alice"]
     memories = [
@@ -192,10 +195,11 @@ def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_bac
     _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_vector_cache_reads_everything_when_most_memories_changed(school, openai_embedder, monkeypatch):
     """Past CATCH_UP_MAX_ROWS changed memories a catch-up is one whole read, with the same rows."""
-    from memory import recall as recall_module
+    from memory import vector_cache as recall_module
 
     alice = school["alice"]
     memories = [note(alice, f"Topic {i} in the lesson", f"About topic {i}. Again {i}.") for i in range(5)]
@@ -218,7 +222,7 @@ def test_vector_cache_reads_everything_when_most_memories_changed(school, openai
 def test_vector_store_appends_in_place_once_per_state():
     """Two catch-ups from the same cached state: the first writes its rows after the last used
     one, the second must copy (None); what the base and the first result see never changes."""
-    from memory.recall import StudentVectors, _starts, _Store
+    from memory.vector_cache import StudentVectors, _starts, _Store
 
     rng = np.random.default_rng(0)
 
@@ -244,13 +248,14 @@ def test_vector_store_appends_in_place_once_per_state():
     assert first.ids.tolist() == [1, 2, 3, 7] and np.array_equal(first.matrix[3], first_rows.matrix[0])
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_one_students_writes_commit_in_revision_order_and_the_cache_misses_none(school, openai_embedder):
     """A write holds the student's revision until it commits: a second writer for the same
     student waits and takes the next one, a reader meanwhile sees the committed revision, and
     the cache, caught up afterwards, holds both memories (no late commit hides behind a newer
     revision, as one could behind a newer `updated_at`)."""
-    from memory.recall import load_vectors
+    from memory.vector_cache import load_vectors
 
     alice = school["alice"]
     sport = note(alice, "Loves playing football every weekend", "Plays football with friends on Saturdays.")
@@ -282,6 +287,7 @@ def test_one_students_writes_commit_in_revision_order_and_the_cache_misses_none(
     _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
 
 
+@pytest.mark.sqlite_only
 def test_vector_cache_keeps_nothing_read_inside_a_transaction(school, openai_embedder):
     """Inside a transaction (which may hold its own writes and roll back) the vectors are read
     for the query but not kept: the cache only holds committed rows."""

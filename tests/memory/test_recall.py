@@ -30,8 +30,6 @@ from memory.recall import (
     related_ids,
     topic_query,
     topic_text,
-    vector_cache,
-    version_and_statistics,
 )
 from memory.selectors import memories_for_turn
 from memory.services import memory_embeddings_write
@@ -219,12 +217,9 @@ def test_topic_signal_lifts_the_memory_about_the_topic(school):
         assert sum("memory_term_stats" in q["sql"] for q in queries.captured_queries) == 1
 
     if connection.vendor == "postgresql":
-        # The vector cache's version is read with those statistics: no statement of its own.
-        assert not any(
-            "FROM memory_studentmemoryrevision" in q["sql"] and "memory_term_stats" not in q["sql"]
-            for q in queries.captured_queries
-        )
-        assert any("FROM memory_studentmemoryrevision" in q["sql"] for q in queries.captured_queries)
+        # Nothing cached in the process: no revision read; the vectors are ranked in one statement.
+        assert not any("memory_studentmemoryrevision" in q["sql"] for q in queries.captured_queries)
+        assert sum("memory_memoryembedding" in q["sql"] for q in queries.captured_queries) == 1
 
     # A query with nothing common is embedded alone (its topic is itself).
     embedder.calls.clear()
@@ -361,8 +356,8 @@ def test_prompt_memories_fall_back_to_latest_when_recall_fails(school, settings,
 
 
 def test_recall_eval_reports_every_strategy(db, tmp_path, capsys):
-    """recall_eval reads a recall-set file and writes hit@k, all@k, MRR and latency as JSON,
-    leaving the database as it was."""
+    """recall_eval --database-in-place reads a recall-set file and writes hit@k, all@k, MRR and
+    latency as JSON, leaving the configured database as it was."""
     recall_set = {
         "source": {"dataset": "synthetic"},
         "conversations": [
@@ -410,7 +405,7 @@ def test_recall_eval_reports_every_strategy(db, tmp_path, capsys):
     path.write_text(json.dumps(recall_set))
     out = tmp_path / "out.json"
     before = AIMemory.objects.count()
-    call_command("recall_eval", str(path), "--json", str(out))
+    call_command("recall_eval", str(path), "--json", str(out), "--database-in-place")
     report = json.loads(out.read_text())
     assert set(report) == {"latest", "lexical", "semantic", "hybrid", "latency_ms"}
     lexical = report["lexical"]["all-but-adversarial"]
@@ -497,21 +492,13 @@ def test_block_cost_from_stored_counts_is_an_upper_bound(source):
 
 
 @pytest.mark.postgresql_only
-def test_version_and_statistics_read_together_match_the_separate_reads(school):
-    """One statement returns what the vector cache's version check and the lexical search's
-    statistics read return apart, also for a student with nothing indexed or no term stored."""
+def test_statistics_read_once_match_the_separate_reads(school):
+    """The statistics recall reads once for the lexical search and the topic signal are what
+    `document_frequencies` reads, also for a student with nothing indexed or no term stored."""
     alice, bob = school["alice"], school["bob"]
     note(alice, "Fractions with pizza slices", "Halves and quarters.")
     note(alice, "Fractions on a number line", "Thirds.")
-    embedder = CountingEmbedder()
-    memory_embeddings_write(
-        memory_ids=list(AIMemory.objects.filter(student=alice).values_list("pk", flat=True)), embedder=embedder
-    )
     cases = [(alice, ["fraction", "half", "volcano"]), (alice, ["volcano"]), (alice, []), (bob, ["fraction"])]
     for student, terms in cases:
-        version, rows = version_and_statistics(student_id=student.pk, terms=terms)
-        assert version == vector_cache.version(student.pk)
-        with connection.cursor() as cursor:
-            cursor.execute(fts.PG_STATS_SQL, {"student": student.pk, "terms": terms})
-            assert sorted(rows, key=repr) == sorted(cursor.fetchall(), key=repr)
+        rows = fts.pg_statistics(student_id=student.pk, terms=terms)
         assert fts.pg_frequencies(rows, terms) == fts.document_frequencies(student_id=student.pk, terms=terms)

@@ -454,14 +454,23 @@ EMBEDDINGS_BACKEND = env_str("EMBEDDINGS_BACKEND", "auto")
 EMBEDDINGS_BASE_URL = env_str("EMBEDDINGS_BASE_URL")  # openai backend; Ollama http://127.0.0.1:11434/v1
 EMBEDDINGS_API_KEY = env_str("EMBEDDINGS_API_KEY")
 EMBEDDINGS_MODEL = env_str("EMBEDDINGS_MODEL", "text-embedding-3-small")  # Ollama: nomic-embed-text
+# manage.py embeddings_server: EMBEDDINGS_MODEL=all-MiniLM-L6-v2 shares the local backend's vectors.
 EMBEDDINGS_TIMEOUT_SECONDS = env_float("EMBEDDINGS_TIMEOUT_SECONDS", 5.0)
-EMBEDDINGS_LOCAL_THREADS = env_int("EMBEDDINGS_LOCAL_THREADS", 0)  # 0: torch's default
+# torch threads of the local model per process. 1: on two threads a query waits for both cores,
+# which a busy machine rarely has free (docs/recall.md). 0: torch's default, one per core.
+EMBEDDINGS_LOCAL_THREADS = env_int("EMBEDDINGS_LOCAL_THREADS", 1)
+# openai backend: texts per request; a larger batch is sent as several requests.
+EMBEDDINGS_REQUEST_MAX_INPUTS = env_int("EMBEDDINGS_REQUEST_MAX_INPUTS", 128)
+# Recent query vectors each process keeps (memory.embeddings.embed_queries; 0 = off).
+EMBEDDINGS_QUERY_CACHE_SIZE = env_int("EMBEDDINGS_QUERY_CACHE_SIZE", 1024)
 EMBEDDINGS_BATCH_SIZE = env_int("EMBEDDINGS_BATCH_SIZE", 64)
 EMBEDDINGS_MAX_RETRIES = env_int("EMBEDDINGS_MAX_RETRIES", 5)
 EMBEDDINGS_RETRY_BACKOFF_SECONDS = env_float("EMBEDDINGS_RETRY_BACKOFF_SECONDS", 30.0)
 EMBEDDINGS_SWEEP_BATCH = env_int("EMBEDDINGS_SWEEP_BATCH", 500)
-# Students whose decoded vectors each process keeps in memory (384 floats = 1.5 KB a memory).
-EMBEDDINGS_CACHE_STUDENTS = env_int("EMBEDDINGS_CACHE_STUDENTS", 256)
+# SQLite only (memory.vector_cache): the bytes of decoded vectors the process keeps, least
+# recently used student out. A 1,000-memory student takes about 13-16 MB with its sentences.
+# PostgreSQL ranks vectors in the database and keeps none in the process.
+EMBEDDINGS_CACHE_BYTES = env_int("EMBEDDINGS_CACHE_BYTES", 256 * 1024 * 1024)
 # numpy's BLAS threads per process (memory.apps.limit_blas_threads); 0 leaves OpenBLAS's default
 # (one per core), which makes recall's small products wait for every core on a loaded machine.
 NUMPY_BLAS_THREADS = env_int("NUMPY_BLAS_THREADS", 1)
