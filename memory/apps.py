@@ -1,16 +1,6 @@
-from typing import Any
 
 from django.apps import AppConfig
 from django.conf import settings
-from django.db.models.signals import post_migrate
-
-
-def _prune_search_index(sender: AppConfig, **kwargs: Any) -> None:
-    from memory import fts
-
-    # After a flush (tests) or a migration: the full-text tables are not Django models, so
-    # nothing else removes entries whose memory is gone. (A no-op before they exist.)
-    fts.prune_orphans()
 
 
 class MemoryConfig(AppConfig):
@@ -18,7 +8,6 @@ class MemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        post_migrate.connect(_prune_search_index, sender=self)
         limit_blas_threads(settings.NUMPY_BLAS_THREADS)
 
 

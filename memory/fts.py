@@ -9,16 +9,16 @@ analysed text is what the database indexes:
 - SQLite: an FTS5 table `memory_fts` (rowid = memory id), ranked by FTS5's `bm25()`. A
   `scope` column holds one token per student (`s42`), so the student filter is part of the
   full-text match itself and costs nothing per other student.
-- PostgreSQL: an inverted index in plain tables, ranked by Okapi BM25 in SQL with the student's
-  own statistics (document count, average length, document frequency of each term), like a
-  per-student index would have:
+- PostgreSQL: an inverted index in models (memory.models: Posting, IndexedMemory,
+  TermStatistic, StudentStatistic; their rows cascade from the memory and the student), ranked
+  by Okapi BM25 in SQL with the student's own statistics (document count, average length,
+  document frequency of each term), like a per-student index would have:
   - `memory_posting (student_id, term, memory_id, tf, doc_len)`, primary key
-    (student_id, term, memory_id) INCLUDE (tf, doc_len): a query term's postings are one
-    index-only range scan;
+    (student_id, term, memory_id): a query term's postings are one range of the key;
   - `memory_term_stats (student_id, term, df)` and `memory_student_stats (student_id, n_docs,
     total_len)`, kept up to date with atomic upserts (`df = df + n`) in the write's transaction;
-  - `memory_doc (memory_id, student_id, doc_len, terms)`: what is indexed for each memory, so
-    that an edit or an archive removes exactly its postings and statistics.
+  - `memory_doc (memory_id, student_id, doc_len)`: the memories indexed; an edit or an archive
+    removes exactly their postings (by memory_id) and subtracts them from the statistics.
   The query scores only the postings of the rarer query terms (MaxScore pruning, exact): see
   `search`.
 
@@ -41,6 +41,8 @@ from typing import Any
 import snowballstemmer
 from django.conf import settings
 from django.db import connection, transaction
+
+from memory.models import IndexedMemory, StudentStatistic, TermStatistic
 
 LANGUAGES = {"en": "english", "fr": "french"}
 DEFAULT_LANGUAGE = "en"
@@ -190,14 +192,9 @@ def _pg_index(cursor: Any, prepared: list[tuple[int, int, list[str]]]) -> None:
         "total_len = s.total_len + EXCLUDED.total_len",
         [docs["student"], docs["len"]],
     )
-    cursor.execute(
-        "INSERT INTO memory_doc (memory_id, student_id, doc_len, terms) "
-        "SELECT d.memory_id, d.student_id, d.doc_len, coalesce(p.terms, '{}') "
-        "FROM unnest(%s::bigint[], %s::bigint[], %s::integer[]) AS d(memory_id, student_id, doc_len) "
-        "LEFT JOIN (SELECT memory_id, array_agg(term) AS terms "
-        "           FROM unnest(%s::bigint[], %s::text[]) AS u(memory_id, term) GROUP BY memory_id) p "
-        "USING (memory_id)",
-        [docs["id"], docs["student"], docs["len"], post["id"], post["term"]],
+    IndexedMemory.objects.bulk_create(
+        IndexedMemory(memory_id=pk, student_id=student, doc_len=length)
+        for pk, student, length in zip(docs["id"], docs["student"], docs["len"], strict=True)
     )
     if not post["id"]:
         return
@@ -221,72 +218,61 @@ def _pg_unindex(cursor: Any, ids: list[int]) -> None:
         "UPDATE memory_student_stats s SET n_docs = s.n_docs - d.n, total_len = s.total_len - d.len "
         "FROM (SELECT student_id, count(*) AS n, sum(doc_len) AS len FROM memory_doc "
         "      WHERE memory_id = ANY(%s::bigint[]) GROUP BY student_id) d "
-        "WHERE s.student_id = d.student_id",
+        "WHERE s.student_id = d.student_id RETURNING s.student_id, s.n_docs",
         [ids],
     )
-    if cursor.rowcount == 0:
+    students = cursor.fetchall()
+    if not students:
         return  # none of them is indexed (a new memory)
     cursor.execute(
-        "WITH gone AS ("
-        " DELETE FROM memory_posting p"
-        " USING (SELECT student_id, unnest(terms) AS term, memory_id FROM memory_doc"
-        "        WHERE memory_id = ANY(%s::bigint[])) d"
-        " WHERE p.student_id = d.student_id AND p.term = d.term AND p.memory_id = d.memory_id"
-        " RETURNING p.student_id, p.term) "
+        "WITH gone AS (DELETE FROM memory_posting WHERE memory_id = ANY(%s::bigint[]) RETURNING student_id, term) "
         "UPDATE memory_term_stats t SET df = t.df - g.n "
         "FROM (SELECT student_id, term, count(*) AS n FROM gone GROUP BY student_id, term) g "
-        "WHERE t.student_id = g.student_id AND t.term = g.term",
+        "WHERE t.student_id = g.student_id AND t.term = g.term "
+        "RETURNING t.student_id, t.term, t.df",
         [ids],
     )
-    cursor.execute(
-        "DELETE FROM memory_term_stats t "
-        "USING (SELECT DISTINCT student_id, unnest(terms) AS term FROM memory_doc "
-        "       WHERE memory_id = ANY(%s::bigint[])) d "
-        "WHERE t.student_id = d.student_id AND t.term = d.term AND t.df <= 0",
-        [ids],
-    )
-    cursor.execute(
-        "WITH gone AS (DELETE FROM memory_doc WHERE memory_id = ANY(%s::bigint[]) RETURNING student_id) "
-        "DELETE FROM memory_student_stats s USING gone WHERE s.student_id = gone.student_id AND s.n_docs <= 0",
-        [ids],
-    )
+    emptied = [(student, term) for student, term, df in cursor.fetchall() if df <= 0]
+    if emptied:
+        cursor.execute(
+            "DELETE FROM memory_term_stats WHERE (student_id, term) IN "
+            "(SELECT * FROM unnest(%s::bigint[], %s::text[]))",
+            [[student for student, _ in emptied], [term for _, term in emptied]],
+        )
+    IndexedMemory.objects.filter(memory_id__in=ids).delete()
+    StudentStatistic.objects.filter(student_id__in=[pk for pk, n in students if n <= 0]).delete()
+
+
+def statistics_rebuild(student_id: int) -> None:
+    """PostgreSQL: count a student's statistics again from their postings and documents. The
+    index itself is exact, but a memory deleted outside the services (its rows cascade) leaves
+    the statistics high. SQLite's FTS5 keeps its own: nothing to do."""
+    if connection.vendor != "postgresql":
+        return
+    with transaction.atomic(), connection.cursor() as cursor:
+        StudentStatistic.objects.select_for_update().filter(student_id=student_id).first()
+        TermStatistic.objects.filter(student_id=student_id).delete()
+        cursor.execute(
+            "INSERT INTO memory_term_stats (student_id, term, df) SELECT student_id, term, count(*) "
+            "FROM memory_posting WHERE student_id = %s GROUP BY student_id, term",
+            [student_id],
+        )
+        StudentStatistic.objects.filter(student_id=student_id).delete()
+        cursor.execute(
+            "INSERT INTO memory_student_stats (student_id, n_docs, total_len) SELECT student_id, count(*), "
+            "sum(doc_len) FROM memory_doc WHERE student_id = %s GROUP BY student_id",
+            [student_id],
+        )
 
 
 def indexed_ids(student_id: int) -> set[int]:
     """Ids of a student's indexed memories (for tests and checks)."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute("SELECT memory_id FROM memory_doc WHERE student_id = %s", [student_id])
+            return set(IndexedMemory.objects.filter(student_id=student_id).values_list("memory_id", flat=True))
         else:
             cursor.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH %s", [f"scope : {_scope(student_id)}"])
         return {int(r[0]) for r in cursor.fetchall()}
-
-
-def prune_orphans() -> int:
-    """Drop index entries whose memory no longer exists or is not active. Returns how many.
-
-    On PostgreSQL the statistics are corrected through the same path as an archive.
-    """
-    tables = set(connection.introspection.table_names())
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            if "memory_doc" not in tables:
-                return 0
-            cursor.execute(
-                "SELECT memory_id FROM memory_doc d WHERE NOT EXISTS (SELECT 1 FROM memory_aimemory m "
-                "WHERE m.id = d.memory_id AND m.status = 'active')"
-            )
-            ids = [int(r[0]) for r in cursor.fetchall()]
-            if ids:
-                with transaction.atomic():
-                    _pg_unindex(cursor, ids)
-            return len(ids)
-        if "memory_fts" not in tables:
-            return 0
-        cursor.execute(
-            "DELETE FROM memory_fts WHERE rowid NOT IN (SELECT id FROM memory_aimemory WHERE status = 'active')"
-        )
-        return max(cursor.rowcount, 0)
 
 
 def student_stats(student_id: int) -> tuple[int, int, dict[str, int]]:
@@ -548,43 +534,3 @@ def _pg_split(dfs: list[tuple[int, str]], idf: dict[str, float], limit: int) -> 
         cut -= 1
         bound += idf[dfs[cut][1]] * (BM25_K1 + 1)
     return [term for _, term in dfs[:cut]], [term for _, term in dfs[cut:]]
-
-
-# --- Schema (used by the migrations) -------------------------------------------------------------
-
-SQLITE_CREATE = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(scope, body, tokenize = 'unicode61 remove_diacritics 2')"
-)
-SQLITE_DROP = "DROP TABLE IF EXISTS memory_fts"
-# No foreign keys to memory_aimemory: Django's flush (tests) truncates memory_aimemory without
-# CASCADE and would refuse. Memories are never deleted; `prune_orphans` runs after every
-# migrate and flush and removes the entries of memories that are gone or archived.
-PG_CREATE = [
-    "CREATE TABLE IF NOT EXISTS memory_doc ("
-    " memory_id bigint PRIMARY KEY,"
-    " student_id bigint NOT NULL,"
-    " doc_len integer NOT NULL,"
-    " terms text[] NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS memory_posting ("
-    " student_id bigint NOT NULL,"
-    " term text NOT NULL,"
-    " memory_id bigint NOT NULL,"
-    " tf integer NOT NULL,"
-    " doc_len integer NOT NULL,"
-    " PRIMARY KEY (student_id, term, memory_id) INCLUDE (tf, doc_len))",
-    "CREATE TABLE IF NOT EXISTS memory_term_stats ("
-    " student_id bigint NOT NULL,"
-    " term text NOT NULL,"
-    " df integer NOT NULL,"
-    " PRIMARY KEY (student_id, term))",
-    "CREATE TABLE IF NOT EXISTS memory_student_stats ("
-    " student_id bigint PRIMARY KEY,"
-    " n_docs integer NOT NULL,"
-    " total_len bigint NOT NULL)",
-]
-PG_DROP = [
-    "DROP TABLE IF EXISTS memory_posting",
-    "DROP TABLE IF EXISTS memory_term_stats",
-    "DROP TABLE IF EXISTS memory_student_stats",
-    "DROP TABLE IF EXISTS memory_doc",
-]

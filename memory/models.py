@@ -186,3 +186,74 @@ class StudentMemoryRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student_id}: {self.revision}"
+
+
+# --- The PostgreSQL lexical index (memory.fts) ---------------------------------------------------
+# Used on PostgreSQL only: SQLite indexes memories in an FTS5 table, and these tables stay empty
+# there (they exist so that a deletion cascades the same way on both databases). Every row
+# cascades from its memory or its student, so deleting either (legal erasure) needs no code of
+# its own. The statistics are kept by memory.fts in the write's transaction; a memory deleted
+# outside the services leaves them slightly high until `manage.py reindex`, which rebuilds them.
+
+
+class IndexedMemory(models.Model):
+    """An active memory in the lexical index: its length in index terms."""
+
+    memory = models.OneToOneField(AIMemory, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    doc_len = models.IntegerField()
+
+    class Meta:
+        db_table = "memory_doc"
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}: {self.doc_len} terms"
+
+
+class Posting(models.Model):
+    """One index term of one memory, with its count (`tf`) and the memory's length: a query
+    term's postings for a student are one range of the primary key."""
+
+    pk = models.CompositePrimaryKey("student_id", "term", "memory_id")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    term = models.CharField(max_length=100)
+    memory = models.ForeignKey(AIMemory, on_delete=models.CASCADE, related_name="+")
+    tf = models.IntegerField()
+    doc_len = models.IntegerField()
+
+    class Meta:
+        db_table = "memory_posting"
+
+    def __str__(self) -> str:
+        return f"{self.term} in {self.memory_id}"
+
+
+class TermStatistic(models.Model):
+    """How many of a student's indexed memories hold a term (BM25's document frequency)."""
+
+    pk = models.CompositePrimaryKey("student_id", "term")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    term = models.CharField(max_length=100)
+    df = models.IntegerField()
+
+    class Meta:
+        db_table = "memory_term_stats"
+
+    def __str__(self) -> str:
+        return f"{self.student_id} {self.term}: {self.df}"
+
+
+class StudentStatistic(models.Model):
+    """A student's indexed memories and their total length in terms (BM25's N and avgdl)."""
+
+    student = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    n_docs = models.IntegerField()
+    total_len = models.BigIntegerField()
+
+    class Meta:
+        db_table = "memory_student_stats"
+
+    def __str__(self) -> str:
+        return f"{self.student_id}: {self.n_docs} memories"

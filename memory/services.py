@@ -335,7 +335,8 @@ def student_memories_reindex(*, student_id: int, batch_size: int = 500) -> int:
     In batches by id, each in its own transaction with its memories locked (an edit or an archive
     running meanwhile waits for the batch, so an archived memory is never put back in the index),
     the language read again for each batch: if it changes during the run, a later task redoes it
-    and both end on the latest language. Idempotent.
+    and both end on the latest language. The statistics are then counted again from the index.
+    Idempotent.
     """
     done, last = 0, 0
     while True:
@@ -350,6 +351,7 @@ def student_memories_reindex(*, student_id: int, batch_size: int = 500) -> int:
                 .values_list("pk", "title", "content")[: max(batch_size, 1)]
             )
             if not rows:
+                fts.statistics_rebuild(student_id)
                 return done
             fts.memory_index(
                 fts.IndexRow(pk, student_id, fts.memory_text(title, content), language) for pk, title, content in rows

@@ -1,49 +1,17 @@
-"""PostgreSQL full-text search on postings tables with per-student BM25 statistics (memory.fts).
+"""Drops the tsvector table of earlier versions on PostgreSQL; puts memory_id in the
+embeddings' index (an INCLUDE column: PostgreSQL only, ignored by SQLite).
 
-Creates memory_doc, memory_posting, memory_term_stats and memory_student_stats, fills them from
-the active memories through memory.fts's own write path, and drops 0003's tsvector table, which
-nothing reads any more. A no-op on SQLite (FTS5 is unchanged). Also puts memory_id in the
-embeddings' version-check index (an INCLUDE column: PostgreSQL only, ignored by SQLite).
+The postings tables this migration created in earlier versions are models now (0013), which
+takes over the rows of a database that has them. Plain SQL only: no code of the app.
 """
-
-import importlib
 
 from django.db import migrations, models
 
-BATCH = 2000
 
-
-def build_postings(apps, schema_editor):
-    from memory import fts
-
-    connection = schema_editor.connection
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as cursor:
-        for statement in fts.PG_CREATE:
-            cursor.execute(statement)
-    AIMemory = apps.get_model("memory", "AIMemory")
-    batch: list = []
-    for m in AIMemory.objects.filter(status="active").select_related("student").order_by("pk").iterator():
-        batch.append(fts.IndexRow(m.pk, m.student_id, fts.memory_text(m.title, m.content), m.student.language))
-        if len(batch) == BATCH:
-            fts.memory_index(batch)
-            batch = []
-    fts.memory_index(batch)
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TABLE IF EXISTS memory_search")
-
-
-def restore_tsvector(apps, schema_editor):
-    from memory import fts
-
-    connection = schema_editor.connection
-    if connection.vendor != "postgresql":
-        return
-    importlib.import_module("memory.migrations.0003_fulltext").legacy_pg_create(apps, schema_editor)
-    with connection.cursor() as cursor:
-        for statement in fts.PG_DROP:
-            cursor.execute(statement)
+def drop_tsvector_table(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS memory_search")
 
 
 class Migration(migrations.Migration):
@@ -53,7 +21,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(build_postings, restore_tsvector),
+        migrations.RunPython(drop_tsvector_table, migrations.RunPython.noop),
         # The vector cache's version check counts memory_id: with it in the index the check is
         # an index-only scan (10,000 memories: 1.3 ms instead of 8-10 ms reading the heap).
         migrations.RemoveIndex(model_name="memoryembedding", name="embedding_student_model"),

@@ -244,16 +244,35 @@ def test_two_students_statistics_are_isolated(school):
         assert after == before
 
 
-def test_prune_orphans_removes_entries_and_fixes_statistics(school):
-    """A memory archived or deleted behind the services' back leaves the index at the next prune."""
-    alice = school["alice"]
+@pytest.mark.django_db(transaction=True)
+def test_deleting_a_memory_or_a_student_leaves_nothing_in_the_index(school):
+    """The index's rows go with their memory and their student, with no code of their own: on
+    PostgreSQL they cascade (foreign keys), on SQLite a trigger removes the FTS5 entry. The
+    statistics a deleted memory leaves behind are counted again by the re-index."""
+    from memory.services import student_memories_reindex
+
+    alice, bob = school["alice"], school["bob"]
     kept = note(alice, "Reading comprehension is improving", "Reads chapter books alone.")
     gone = note(alice, "Reading aloud needs practice", "Stumbles on long words when reading.")
-    AIMemory.objects.filter(pk=gone.pk).update(status=AIMemory.Status.ARCHIVED)
-    assert fts.prune_orphans() == 1
-    _assert_index_consistent(alice)
+    note(bob, "Reading club on Fridays", "Bob reads comics.")
+    AIMemory.objects.filter(pk=gone.pk).delete()
+    assert fts.indexed_ids(alice.pk) == {kept.pk}
     assert _search(alice, "reading") == [kept.pk]
-    assert fts.prune_orphans() == 0
+    student_memories_reindex(student_id=alice.pk)
+    _assert_index_consistent(alice, bob)
+
+    AIMemory.objects.filter(student=bob).delete()
+    student_memories_reindex(student_id=bob.pk)
+    assert fts.indexed_ids(bob.pk) == set()
+    if connection.vendor == "postgresql":
+        from django.db.models import CASCADE
+
+        from memory.models import IndexedMemory, Posting, StudentStatistic, TermStatistic
+
+        for model in (IndexedMemory, Posting, TermStatistic, StudentStatistic):
+            assert not model.objects.filter(student_id=bob.pk).exists(), model.__name__
+            assert model._meta.get_field("student").remote_field.on_delete is CASCADE
+    _assert_index_consistent(alice)
 
 
 def _reference_bm25(student, query: str) -> list[tuple[int, float]]:
