@@ -1,32 +1,55 @@
 """Measure recall on a recall set (format: bench-data/README.md) through the product's own code.
 
 Each conversation's memories are loaded into a throwaway student (with their `created_at`),
-indexed and embedded like any memory, each question is asked through `memory.recall.recall`,
-and everything is rolled back afterwards: the database is left as it was.
+indexed and embedded like any memory, and each question is asked through `memory.recall.recall`.
+
+By default all of it happens in a throwaway database of the command's own, created and migrated
+when it starts and removed when it ends, even on an error or Ctrl-C: on SQLite a file in a
+temporary directory, on PostgreSQL a database `tutor_recall_eval_<random>` on the configured
+server (created and dropped through the `postgres` maintenance database). Nothing in the
+configured database is read or written (on SQLite its file is not even opened), so the command
+needs no `migrate` first and never holds a lock that a live server's requests would wait for.
+
+`--database-in-place` uses the configured database instead, each conversation in a transaction
+rolled back at its end: the database is left as it was, but on SQLite the write lock is held for
+the whole conversation (up to minutes with an embedder), so not beside a running server.
+
+Progress goes to stderr (one bar, redrawn in place); the figures go to stdout.
 
     python manage.py recall_eval /work/shared/bench-data/locomo-session-memories.json --json out.json
     python manage.py recall_eval PATH --ablations          # what each part of hybrid contributes
     python manage.py recall_eval PATH --variant k20:rrf_k=20,semantic_weight=1.2
+    python manage.py recall_eval PATH --database-in-place  # in the configured database, rolled back
 """
 
 from __future__ import annotations
 
 import json
+import secrets
+import signal
 import statistics
+import tempfile
+import threading
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from accounts.models import User
 from llm.tokens import count_tokens
 from memory import embeddings, fts, recall
+from memory.management.progress import ProgressBar
 from memory.models import AIMemory
 from memory.services import memory_embeddings_write
 
@@ -48,8 +71,90 @@ def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q)) if values else 0.0
 
 
+def _plain(text: str) -> str:
+    # Django styles a command's stderr as ERROR (red); progress and notes are not errors.
+    return text
+
+
+class _Terminated(SystemExit):
+    """SIGTERM, raised where the process is, so that `finally` blocks run as on Ctrl-C."""
+
+
+def _sigterm_to_exit(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated(128 + signum)
+
+
+def _describe(connection: BaseDatabaseWrapper, name: str) -> str:
+    if connection.vendor == "sqlite":
+        return f"SQLite file {name}"
+    where = ":".join(str(part) for part in (connection.settings_dict["HOST"], connection.settings_dict["PORT"]) if part)
+    return f"{connection.display_name} database {name}" + (f" on {where}" if where else "")
+
+
+@contextmanager
+def throwaway_database(*, note: Callable[[str], None], alias: str = DEFAULT_DB_ALIAS) -> Iterator[str]:
+    """Point `alias` at a new database, migrated quietly, for the block; remove it afterwards.
+
+    Django's test-database machinery does the work (`create_test_db` / `destroy_test_db`, with
+    the name in `TEST["NAME"]`): on SQLite a file in a new temporary directory, on PostgreSQL
+    `tutor_recall_eval_<random>`, created and dropped through the `postgres` maintenance
+    database. Nothing in the configured database is read or written. The throwaway database is
+    removed when the block ends, on an exception, Ctrl-C or SIGTERM too (SIGTERM raises
+    SystemExit meanwhile), and the connection settings are restored. Only SIGKILL or a second
+    interrupt during the removal leaves it behind; `note` has named it.
+    """
+    connection = connections[alias]
+    configured_name = connection.settings_dict["NAME"]
+    test_settings = connection.settings_dict["TEST"]
+    configured_test_name = test_settings["NAME"]
+    directory = tempfile.TemporaryDirectory(prefix="tutor-recall-eval-") if connection.vendor == "sqlite" else None
+    if directory is not None:
+        name = str(Path(directory.name) / "recall_eval.sqlite3")
+    else:
+        name = f"tutor_recall_eval_{secrets.token_hex(8)}"
+    previous_sigterm = None
+    if threading.current_thread() is threading.main_thread():
+        previous_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_exit)
+    try:
+        test_settings["NAME"] = name
+        note(f"database: a throwaway {_describe(connection, name)}, migrated now and removed at the end")
+        if connection.vendor == "postgresql":
+            # A pool opened on the configured database would hand its connections out again.
+            connection.close_pool()  # type: ignore[attr-defined]
+        try:
+            connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        except _Terminated:
+            raise
+        except SystemExit as exc:
+            # Django's creation has logged why (e.g. no CREATEDB privilege) and exits.
+            raise CommandError(
+                f"could not create the throwaway database {name}; --database-in-place uses the configured one"
+            ) from exc
+        yield name
+    finally:
+        try:
+            # Switched to it (create_test_db does so before migrating): remove it.
+            if connection.settings_dict["NAME"] == name:
+                if directory is None:
+                    connection.creation.destroy_test_db(configured_name, verbosity=0)
+                else:
+                    # The file goes with its directory below. It may not exist yet (interrupted
+                    # before the first connection), which destroy_test_db does not expect.
+                    connection.close()
+                    settings.DATABASES[alias]["NAME"] = connection.settings_dict["NAME"] = configured_name
+        finally:
+            test_settings["NAME"] = configured_test_name
+            if directory is not None:
+                directory.cleanup()
+            if previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, previous_sigterm)
+
+
 class Command(BaseCommand):
-    help = "Recall quality (hit@k, all@k, MRR, tokens) and latency per strategy on a recall set."
+    help = (
+        "Recall quality (hit@k, all@k, MRR, tokens) and latency per strategy on a recall set, measured in a "
+        "throwaway database created, migrated and removed by the command (--database-in-place: the configured one)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path)
@@ -64,6 +169,12 @@ class Command(BaseCommand):
         parser.add_argument("--ablations", action="store_true", help="add the hybrid ablation variants")
         parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations")
         parser.add_argument("--language", default="en", help="the throwaway students' language")
+        parser.add_argument(
+            "--database-in-place",
+            action="store_true",
+            help="use the configured database instead of a throwaway one, each conversation in a transaction "
+            "rolled back at its end (on SQLite this holds the write lock meanwhile: not beside a running server)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["path"]
@@ -107,22 +218,49 @@ class Command(BaseCommand):
             strategies[name] = ("hybrid", base.with_(**changes))
 
         embedder = embeddings.get_embedder()
-        self.stderr.write(f"embedder: {embedder.name if embedder else 'none (semantic falls back to lexical)'}")
-        ranks: dict[str, list[tuple[str, list[str], set[str], int]]] = defaultdict(list)
-        latencies: dict[str, list[float]] = defaultdict(list)
-        embed_latencies: list[float] = []
-        started = time.monotonic()
-        for conversation in conversations:
-            self._conversation(
-                conversation, strategies, embedder, options["language"], ranks, latencies, embed_latencies
-            )
-            self.stderr.write(f"  {conversation.get('id')}: {len(conversation['questions'])} questions")
-        report = self._report(ranks, latencies, embed_latencies)
-        self.stderr.write(f"done in {time.monotonic() - started:.0f}s")
+        self._note(f"embedder: {embedder.name if embedder else 'none (semantic falls back to lexical)'}")
+        try:
+            if options["database_in_place"]:
+                connection = connections[DEFAULT_DB_ALIAS]
+                self._note(
+                    f"database: the configured {_describe(connection, str(connection.settings_dict['NAME']))}, "
+                    "each conversation rolled back"
+                )
+                report = self._evaluate(conversations, strategies, embedder, options["language"])
+            else:
+                with throwaway_database(note=self._note):
+                    report = self._evaluate(conversations, strategies, embedder, options["language"])
+        except KeyboardInterrupt:
+            raise CommandError("interrupted", returncode=130) from None
         self._print(report)
         if options["json_path"]:
             options["json_path"].write_text(json.dumps(report, indent=2))
             self.stdout.write(f"wrote {options['json_path']}")
+
+    def _note(self, text: str) -> None:
+        self.stderr.write(text, style_func=_plain)
+
+    def _evaluate(
+        self,
+        conversations: list[dict[str, Any]],
+        strategies: dict[str, tuple[str, recall.RecallConfig]],
+        embedder: embeddings.Embedder | None,
+        language: str,
+    ) -> dict[str, Any]:
+        questions = sum(len(conversation["questions"]) for conversation in conversations)
+        self._note(f"{len(conversations)} conversations, {questions} questions, {len(strategies)} strategies")
+        ranks: dict[str, list[tuple[str, list[str], set[str], int]]] = defaultdict(list)
+        latencies: dict[str, list[float]] = defaultdict(list)
+        embed_latencies: list[float] = []
+        started = time.monotonic()
+        bar = ProgressBar(questions * len(strategies), unit="searches")
+        try:
+            for conversation in conversations:
+                self._conversation(conversation, strategies, embedder, language, ranks, latencies, embed_latencies, bar)
+        finally:
+            bar.close()
+        self._note(f"done in {time.monotonic() - started:.0f}s")
+        return self._report(ranks, latencies, embed_latencies)
 
     def _conversation(
         self,
@@ -133,9 +271,13 @@ class Command(BaseCommand):
         ranks: dict[str, list[tuple[str, list[str], set[str], int]]],
         latencies: dict[str, list[float]],
         embed_latencies: list[float],
+        bar: ProgressBar,
     ) -> None:
-        # The throwaway student lives in a transaction rolled back at the end; the vector cache
-        # keeps what it reads inside it until then.
+        # The throwaway student lives in a transaction rolled back at the end (in a throwaway
+        # database too, so that each conversation is measured alone, as with --database-in-place);
+        # the vector cache keeps what it reads inside it until then.
+        label = conversation.get("id", "")
+        bar.update(status=f"{label}: loading {len(conversation['memories'])} memories")
         try:
             with recall.vector_cache.scope(), transaction.atomic():
                 student = User.objects.create_user(
@@ -166,6 +308,7 @@ class Command(BaseCommand):
                 topic_vectors: list[Any] = [None] * len(questions)
                 base = recall.RecallConfig.from_settings()
                 if embedder is not None:
+                    bar.update(status=f"{label}: embedding")
                     memory_embeddings_write(memory_ids=list(external), embedder=embedder)
                     vectors = embedder.embed([q["question"] for q in questions])
                     # Topic texts (the question without the student's ubiquitous words), embedded
@@ -183,6 +326,7 @@ class Command(BaseCommand):
                         embed_latencies.append((time.perf_counter() - t) * 1000)
                 now = max(mem.created_at for mem in memories)
                 recall.vector_cache.clear()
+                bar.update(status=f"{label}: searching")
                 for name, (strategy, config) in strategies.items():
                     same_topics = (config.topic_common_share, config.topic_min_memories) == (
                         base.topic_common_share,
@@ -206,6 +350,7 @@ class Command(BaseCommand):
                         ranks[name].append(
                             (question["category"], top, set(question["evidence"]), sum(tokens[i] for i in top))
                         )
+                        bar.update(1)
                 raise _Rollback
         except _Rollback:
             pass

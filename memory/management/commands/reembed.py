@@ -8,7 +8,6 @@ vectors of the old model are ignored (they are replaced as the command goes).
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -16,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
 from memory import embeddings
+from memory.management.progress import ProgressBar
 from memory.models import AIMemory, MemoryEmbedding
 from memory.selectors import memories_missing_embedding
 from memory.services import memory_embeddings_write
@@ -41,6 +41,7 @@ class Command(BaseCommand):
         done = stored = 0
         after = 0
         started = time.monotonic()
+        bar = ProgressBar(total, unit="memories")
         while done < total:
             size = min(options["batch_size"], total - done)
             ids = memories_missing_embedding(model=model, limit=size, after_id=after)
@@ -49,13 +50,6 @@ class Command(BaseCommand):
             stored += memory_embeddings_write(memory_ids=ids, embedder=embedder)
             done += len(ids)
             after = ids[-1]
-            self._progress(done, total, started)
-        sys.stderr.write("\n")
+            bar.update(len(ids))
+        bar.close()
         self.stdout.write(f"embedded {stored} memories with {model} in {time.monotonic() - started:.1f}s")
-
-    def _progress(self, done: int, total: int, started: float) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        rate = done / max(time.monotonic() - started, 1e-6)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:.0f}/s")
-        sys.stderr.flush()
