@@ -346,7 +346,7 @@ def search(
     Any query term may match (OR); the score is BM25 (higher is better on both databases).
     A query with no searchable word returns nothing.
     `pg_stats_rows` (PostgreSQL): the rows of PG_STATS_SQL for `query_terms(query)` if the caller
-    read them already (recall reads them with the vector cache's version, in one round trip).
+    read them already (recall reads them once for the lexical search and the topic signal).
     """
     terms = query_terms(query, language)
     if not terms or limit <= 0:

@@ -98,7 +98,7 @@ class AIMemory(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["student", "status", "-created_at", "-id"], name="memory_student_recent"),
-            # The vector cache reads what changed since the revision it holds (memory.recall).
+            # The SQLite vector cache reads what changed since the revision it holds (memory.vector_cache).
             models.Index(fields=["student", "revision"], name="memory_student_revision"),
         ]
         constraints = [
@@ -173,10 +173,12 @@ class StudentMemoryRevision(models.Model):
     Each write takes the next value in its transaction (`memory.services.student_revision_next`)
     and stamps the rows it writes with it. The counter's row stays locked until that transaction
     commits, so one student's writes commit in revision order: a reader who sees revision R sees
-    every row stamped R or lower. The vector cache (memory.recall) reads this one row to know
+    every row stamped R or lower. The vector cache of the embedded SQLite default
+    (memory.vector_cache) reads this one row to know
     whether it is current, and the rows stamped above the revision it holds to catch up, instead
     of decoding all of a student's vectors again. Deleting memory rows (never done: memories are
     archived) would have to delete this row too, so that caches start again from zero.
+    PostgreSQL keeps no vector cache: there, writes take no revision and stamp 0.
     """
 
     student = models.OneToOneField(

@@ -3,10 +3,10 @@
 Hybrid recall, in order:
 1. lexical candidates: the database's full-text engine (memory.fts), BM25, top RECALL_LEXICAL_DEPTH;
 2. semantic candidates: cosine similarity between the query's embedding and the student's
-   memory vectors (memory.embeddings), top RECALL_SEMANTIC_DEPTH. The vectors are decoded once
-   per process into a numpy matrix per student and kept until the student's embeddings change
-   (a version read with two top-1 index lookups per query, on PostgreSQL in the same statement as
-   the lexical search's statistics);
+   memory vectors (memory.embeddings), top RECALL_SEMANTIC_DEPTH. On PostgreSQL the vectors are
+   ranked in the database by one statement (memory.vector_search, pgvector), and nothing is kept
+   in the process; on SQLite they are decoded once per process into a numpy matrix per student
+   and kept until the student's embeddings change (memory.vector_cache);
 3. optional time decay, applied to each signal's score *before* ranking or standardising it,
    never to the fused score (a fused score is bounded or shifted: multiplying it breaks the
    ranking);
@@ -591,7 +591,7 @@ def _dated_candidates(
     config: RecallConfig,
 ) -> dict[int, float]:
     """created_at (epoch seconds) of the candidates, and of up to `date_candidates` more memories
-    of the spans. The vector cache knows the candidates' dates; the database is asked for those it
+    of the spans. The semantic scores know the candidates' dates; the database is asked for those it
     does not know and for the memories of the spans (the index on student, status, created_at)."""
     tz = timezone.get_current_timezone()
     created: dict[int, float] = {}

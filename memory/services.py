@@ -3,7 +3,7 @@ edits and archiving, and the embeddings recall uses.
 
 Every write keeps the full-text index (memory.fts) in sync inside its own transaction, stamps
 what it writes with the student's next memory revision (`student_revision_next`, which the
-vector cache of memory.recall follows), and enqueues the memory's embedding after commit
+SQLite vector cache of memory.vector_cache follows), and enqueues the memory's embedding after commit
 (memory.tasks.memory_embed): embeddings are never computed in the request.
 """
 
@@ -42,10 +42,13 @@ def student_revision_next(student_id: int) -> int:
     """Take the student's next memory revision, inside the caller's transaction.
 
     Every write to a student's memories or vectors calls this and stamps the rows it writes with
-    the value, so that the vector cache catches up from the rows stamped above what it holds.
+    the value, so that the SQLite vector cache (memory.vector_cache) catches up from the rows
+    stamped above what it holds. PostgreSQL keeps no cache and reads none of it.
     """
     if not connection.in_atomic_block:
         raise RuntimeError("student_revision_next must run inside the write's transaction")
+    if connection.vendor == "postgresql":
+        return 0  # no vector cache to keep fresh: nothing to lock, nothing to count
     with connection.cursor() as cursor:
         cursor.execute(_REVISION_NEXT_SQL, [student_id])
     return StudentMemoryRevision.objects.values_list("revision", flat=True).get(pk=student_id)

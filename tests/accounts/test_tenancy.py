@@ -97,7 +97,7 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
             AIMemory.objects.count(),
             memory.title,
             memory.status,
-            memory.revision,
+            memory.updated_at,
             ConversationFile.objects.count(),
         )
 

@@ -300,6 +300,7 @@ def test_vector_cache_keeps_nothing_read_inside_a_transaction(school, openai_emb
     assert vector_cache.loads == loads + 2
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_every_memory_write_takes_the_next_revision(school, openai_embedder):
     """Writes, edits, archives and stored vectors each move the student's revision and stamp
