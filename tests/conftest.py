@@ -155,12 +155,15 @@ def llm(llm_server: ScriptedLLM, settings: Any) -> Iterator[ScriptedLLM]:
 @pytest.fixture(autouse=True)
 def _empty_vector_cache() -> Iterator[None]:
     """Each test starts with an empty per-process vector cache (a student id may come back in
-    another test's rows on SQLite)."""
+    another test's rows on SQLite) and no cached query vector (an embedder may fail on purpose)."""
+    from memory.embeddings import query_cache
     from memory.recall import vector_cache
 
     vector_cache.clear()
+    query_cache.clear()
     yield
     vector_cache.clear()
+    query_cache.clear()
 
 
 @pytest.fixture(autouse=True)
