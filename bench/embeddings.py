@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from bench.machine import cores, cpu_model  # noqa: E402
+from bench.machine import cores, cpu_model, process_mb  # noqa: E402
 
 _VOCABULARY = """
 fractions decimals percentages equations algebra geometry angles triangles area perimeter
@@ -105,16 +105,6 @@ def machine() -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "load_at_start": load(),
     }
-
-
-def rss_mb(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM (peak) of a process, in MB."""
-    out = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            out["rss" if key == "VmRSS" else "peak"] = round(int(value.split()[0]) / 1024, 1)
-    return out
 
 
 def children(pid: int) -> list[int]:
@@ -320,15 +310,15 @@ def web_process(env: dict[str, str], token: str, log: Path, n_queries: int) -> d
     try:
         wait_until(lambda: proc.poll() is None and http_status(f"{base}/api/v1/me/") == 401, 120, "web process", log)
         time.sleep(2)
-        idle = rss_mb(proc.pid)
+        idle = process_mb(proc.pid)
         auth = {"Authorization": f"Token {token}"}
         status = http_status(f"{base}/api/v1/memories/?q=fractions+homework+practice", auth)
         if status != 200:
             raise RuntimeError(f"recall query answered {status}\n{log.read_text(errors='replace')[-3000:]}")
-        one = rss_mb(proc.pid)
+        one = process_mb(proc.pid)
         for q in queries(n_queries, seed=11):
             http_status(f"{base}/api/v1/memories/?q={q.replace(' ', '+')}", auth)
-        more = rss_mb(proc.pid)
+        more = process_mb(proc.pid)
         return {"idle": idle, "after_one_query": one, f"after_{n_queries + 1}_queries": more}
     finally:
         stop(proc)
@@ -348,7 +338,7 @@ def celery_child(env: dict[str, str], log: Path) -> dict[str, Any]:
         wait_until(lambda: "ready." in text() and "embedder:" in text(), 120, "celery worker", log)
         time.sleep(2)
         kids = children(proc.pid)
-        return {"main": rss_mb(proc.pid), "pool_process": rss_mb(kids[0]) if kids else {}}
+        return {"main": process_mb(proc.pid), "pool_process": process_mb(kids[0]) if kids else {}}
     finally:
         stop(proc)
 
@@ -357,7 +347,7 @@ def rss(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dict[st
     token = seed()
     result: dict[str, Any] = {}
     with embeddings_server(env, var_dir / "embeddings-server.log") as (base_url, server_pid):
-        result["embeddings_server_idle"] = rss_mb(server_pid)
+        result["embeddings_server_idle"] = process_mb(server_pid)
         backends = {
             "none": {"EMBEDDINGS_BACKEND": "none"},
             "openai": {
@@ -375,7 +365,7 @@ def rss(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dict[st
             result[f"web_{name}"]["server_inputs"] = server_inputs(base_url) - served
             print(f"  {name}: celery pool process", file=sys.stderr)
             result[f"celery_{name}"] = celery_child({**env, **extra}, var_dir / f"celery-{name}.log")
-        result["embeddings_server_after"] = rss_mb(server_pid)
+        result["embeddings_server_after"] = process_mb(server_pid)
     return result
 
 

@@ -23,3 +23,29 @@ def cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 0
+
+
+def ram_gb() -> float:
+    """The machine's memory (MemTotal), in GB."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return 0.0
+
+
+def load() -> float:
+    """The 1-minute load average (what `uptime` prints first)."""
+    return round(os.getloadavg()[0], 2)
+
+
+def process_mb(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM (the peak) of a process, in MB: {"rss": ..., "peak": ...}."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out["rss" if key == "VmRSS" else "peak"] = round(int(value.split()[0]) / 1024, 1)
+    return out

@@ -150,6 +150,32 @@ def throwaway_database(*, note: Callable[[str], None], alias: str = DEFAULT_DB_A
                 signal.signal(signal.SIGTERM, previous_sigterm)
 
 
+def load_conversation(conversation: dict[str, Any], *, prefix: str, language: str) -> tuple[User, list[AIMemory]]:
+    """A new student holding the conversation's memories (with their `created_at`), indexed;
+    the memories in the set's order. Not embedded: the caller embeds with its embedder."""
+    student = User.objects.create_user(
+        username=f"{prefix}-{uuid.uuid4().hex[:12]}", role=User.Role.STUDENT, language=language
+    )
+    memories = AIMemory.objects.bulk_create(
+        [
+            AIMemory(
+                student=student,
+                kind=AIMemory.Kind.NOTE,
+                source=AIMemory.Source.SAVE_MEMORY_TOOL,
+                title=m["title"][:200],
+                content=m["content"],
+                token_count=count_tokens(fts.memory_text(m["title"], m["content"])),
+                created_at=_parse_time(m["created_at"]),
+            )
+            for m in conversation["memories"]
+        ]
+    )
+    fts.memory_index(
+        fts.IndexRow(mem.pk, student.pk, fts.memory_text(mem.title, mem.content), language) for mem in memories
+    )
+    return student, memories
+
+
 class Command(BaseCommand):
     help = (
         "Recall quality (hit@k, all@k, MRR, tokens) and latency per strategy on a recall set, measured in a "
@@ -280,29 +306,9 @@ class Command(BaseCommand):
         bar.update(status=f"{label}: loading {len(conversation['memories'])} memories")
         try:
             with recall.vector_cache.scope(), transaction.atomic():
-                student = User.objects.create_user(
-                    username=f"recall-eval-{uuid.uuid4().hex[:12]}", role=User.Role.STUDENT, language=language
-                )
-                memories = AIMemory.objects.bulk_create(
-                    [
-                        AIMemory(
-                            student=student,
-                            kind=AIMemory.Kind.NOTE,
-                            source=AIMemory.Source.SAVE_MEMORY_TOOL,
-                            title=m["title"][:200],
-                            content=m["content"],
-                            token_count=count_tokens(fts.memory_text(m["title"], m["content"])),
-                            created_at=_parse_time(m["created_at"]),
-                        )
-                        for m in conversation["memories"]
-                    ]
-                )
+                student, memories = load_conversation(conversation, prefix="recall-eval", language=language)
                 external = {mem.pk: m["id"] for mem, m in zip(memories, conversation["memories"], strict=True)}
                 tokens = {m["id"]: mem.token_count for mem, m in zip(memories, conversation["memories"], strict=True)}
-                fts.memory_index(
-                    fts.IndexRow(mem.pk, student.pk, fts.memory_text(mem.title, mem.content), language)
-                    for mem in memories
-                )
                 questions = conversation["questions"]
                 vectors: Any = [None] * len(questions)
                 topic_vectors: list[Any] = [None] * len(questions)
