@@ -2,14 +2,21 @@
 
 One statement per query, an exact scan of one student's vectors (the design article's choice:
 no approximate index under a few tens of thousands of rows per student):
-1. every active memory's whole-text similarity to the query (`<#>`, the negative inner product:
-   the vectors are L2-normalised, so it is minus the cosine);
-2. the RECALL_SENTENCE_SHORTLIST closest memories are scored by sentence too, and their score
-   mixes both (RECALL_SENTENCE_MIX), as memory.recall describes;
-3. the optional time decay multiplies the score;
+1. every vector's whole-text similarity to the query (`<#>`, the negative inner product: the
+   vectors are L2-normalised, so it is minus the cosine), of which only the
+   RECALL_SENTENCE_SHORTLIST closest (at least `depth`) are kept, a top-N sort; only those are
+   joined to their memory, which must be active (the services delete an archived memory's
+   vector, so this drops nothing but what was archived behind their back);
+2. those are scored by sentence too, and their score mixes both (RECALL_SENTENCE_MIX), as
+   memory.recall describes. A mixed score is never below the memory's whole-text score, so no
+   memory outside the shortlist could rank above the shortlist's top `depth`: the top is exact
+   without mixing the rest;
+3. the optional time decay multiplies the score (applied to the shortlist: with a decay, a
+   memory outside it is not brought back by its age);
 4. the top `depth`, and the scores of the extra memories asked for (the lexical candidates,
-   which the fusion scores on every signal), each with its best-sentence similarity to the topic
-   vector.
+   which the fusion scores on every signal: their whole-text score if outside the shortlist),
+   each with its best-sentence similarity to the topic vector (from the same sentences: one
+   read of each memory's sentence vectors).
 
 Nothing is kept in the process between queries: what the database holds is what recall sees.
 """
@@ -25,42 +32,58 @@ from django.db import connection
 from memory.fields import vector_text
 
 _SQL = """
-WITH whole AS MATERIALIZED (
+WITH nearest AS MATERIALIZED (
+    SELECT e.memory_id, (e.vector <#> %(q)s::vector) * -1 AS sim
+    FROM memory_memoryembedding e
+    WHERE e.student_id = %(student)s AND e.model = %(model)s AND e.dim = %(dim)s
+    ORDER BY sim DESC, e.memory_id
+    LIMIT %(shortlist)s
+),
+short AS MATERIALIZED (
+    SELECT n.memory_id, m.created_at, n.sim
+    FROM nearest n JOIN memory_aimemory m ON m.id = n.memory_id
+    WHERE m.student_id = %(student)s AND m.status = 'active'
+),
+extra AS (
     SELECT e.memory_id, m.created_at, (e.vector <#> %(q)s::vector) * -1 AS sim
     FROM memory_memoryembedding e
     JOIN memory_aimemory m ON m.id = e.memory_id
-    WHERE e.student_id = %(student)s AND e.model = %(model)s AND e.dim = %(dim)s
-      AND m.student_id = %(student)s AND m.status = 'active'
-),
-short AS (
-    SELECT memory_id FROM whole ORDER BY sim DESC LIMIT %(shortlist)s
-),
-best AS (
-    SELECT e.memory_id, max((s.v <#> %(q)s::vector) * -1) AS best
-    FROM short JOIN memory_memoryembedding e ON e.memory_id = short.memory_id
-    CROSS JOIN LATERAL unnest(e.sentence_vectors) AS s(v)
-    GROUP BY e.memory_id
+    WHERE e.memory_id = ANY(%(extra)s::bigint[]) AND e.student_id = %(student)s AND e.model = %(model)s
+      AND e.dim = %(dim)s AND m.student_id = %(student)s AND m.status = 'active'
+      AND e.memory_id NOT IN (SELECT memory_id FROM short)
 ),
 scored AS (
-    SELECT w.memory_id, w.created_at,
-        (CASE WHEN b.best IS NULL THEN w.sim
-              ELSE (1 - %(mix)s) * w.sim + %(mix)s * greatest(b.best, w.sim) END)
+    SELECT s.memory_id, s.created_at, true AS shortlisted,
+        CASE WHEN b.best IS NULL OR %(mix)s = 0 THEN s.sim
+             ELSE (1 - %(mix)s) * s.sim + %(mix)s * greatest(b.best, s.sim) END AS score,
+        coalesce(b.topic, (e.vector <#> %(topic)s::vector) * -1) AS topic
+    FROM short s
+    JOIN memory_memoryembedding e ON e.memory_id = s.memory_id
+    LEFT JOIN LATERAL (
+        SELECT max((v.v <#> %(q)s::vector) * -1) AS best, max((v.v <#> %(topic)s::vector) * -1) AS topic
+        FROM unnest(e.sentence_vectors) AS v(v)
+    ) b ON true
+    UNION ALL
+    SELECT x.memory_id, x.created_at, false, x.sim, coalesce(
+        (SELECT max((v.v <#> %(topic)s::vector) * -1) FROM unnest(e.sentence_vectors) AS v(v)),
+        (e.vector <#> %(topic)s::vector) * -1)
+    FROM extra x JOIN memory_memoryembedding e ON e.memory_id = x.memory_id
+),
+decayed AS (
+    SELECT memory_id, created_at, shortlisted, topic, score
         * (CASE WHEN %(half_life)s > 0
                 THEN %(floor)s + (1 - %(floor)s) * power(0.5,
-                     greatest(extract(epoch FROM (%(now)s - w.created_at)) / 86400.0, 0) / %(half_life)s)
+                     greatest(extract(epoch FROM (%(now)s - created_at)) / 86400.0, 0) / %(half_life)s)
                 ELSE 1 END) AS score
-    FROM whole w LEFT JOIN best b ON b.memory_id = w.memory_id
+    FROM scored
 ),
 top AS (
-    SELECT memory_id FROM scored ORDER BY score DESC, memory_id LIMIT %(depth)s
+    SELECT memory_id FROM decayed WHERE shortlisted ORDER BY score DESC, memory_id LIMIT %(depth)s
 )
-SELECT s.memory_id, extract(epoch FROM s.created_at)::float8, s.score::float8,
-    s.memory_id IN (SELECT memory_id FROM top),
-    CASE WHEN %(topic)s::text IS NULL THEN NULL ELSE coalesce(
-        (SELECT max((t.v <#> %(topic)s::vector) * -1) FROM unnest(e.sentence_vectors) AS t(v)),
-        (e.vector <#> %(topic)s::vector) * -1) END::float8
-FROM scored s JOIN memory_memoryembedding e ON e.memory_id = s.memory_id
-WHERE s.memory_id IN (SELECT memory_id FROM top) OR s.memory_id = ANY(%(extra)s::bigint[])
+SELECT d.memory_id, extract(epoch FROM d.created_at)::float8, d.score::float8,
+    d.memory_id IN (SELECT memory_id FROM top), d.topic::float8
+FROM decayed d
+WHERE d.memory_id IN (SELECT memory_id FROM top) OR d.memory_id = ANY(%(extra)s::bigint[])
 """
 
 
@@ -98,7 +121,7 @@ def search(
         "student": student_id,
         "model": model,
         "dim": int(np.asarray(query).shape[0]),
-        "shortlist": shortlist if mix > 0 else 0,
+        "shortlist": max(shortlist if mix > 0 else 0, depth),
         "mix": float(mix),
         "half_life": float(half_life_days),
         "floor": float(decay_floor),
