@@ -58,7 +58,7 @@ have done on a real database of that size.
 
 Usage (from the repository root):
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tutor_bench make bench
+    DATABASE_URL=postgres://postgres@127.0.0.1:PORT/tutor_bench make bench   # PORT: scripts/pgsearch.py start
     DATABASE_URL=... .venv/bin/python bench/chat_turn.py [--quick] [--turns N] [--profile] [--strict]
 
 Prints a table and writes bench/results/chat_turn.json (git-ignored). See bench/README.md.
@@ -270,7 +270,8 @@ def django_setup() -> None:
     if not url.startswith(("postgres://", "postgresql://", "pgsql://")):
         sys.exit(
             "bench/chat_turn.py measures on PostgreSQL: set DATABASE_URL to a PostgreSQL URL, e.g.\n"
-            "  DATABASE_URL=postgres://postgres@127.0.0.1:5432/tutor_bench make bench\n"
+            "  DATABASE_URL=postgres://postgres@127.0.0.1:PORT/tutor_bench make bench (PostgreSQL with pgvector:\n"
+            "  scripts/pgsearch.py start DIR prints one)\n"
             "Nothing is written to that database: the bench creates and drops test_<name> beside it."
             + (f"\n(DATABASE_URL is currently {url!r})" if url else "\n(DATABASE_URL is not set)")
         )

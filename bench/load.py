@@ -43,7 +43,10 @@ from bench.machine import cores, cpu_model  # noqa: E402
 
 RESULTS_PATH = ROOT / "bench" / "results" / "load.json"
 BASELINE_COMMIT = "8eb95c4"
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+# A PostgreSQL server with pgvector (scripts/pgsearch.py starts one): BENCH_PG_SERVER, e.g.
+# postgres://postgres@127.0.0.1:5433 (no database name). The old code's server needs none.
+PG_SERVER = os.environ.get("BENCH_PG_SERVER", "postgres://postgres@127.0.0.1:5432").rstrip("/")
+PG_ADMIN_URL = f"{PG_SERVER}/postgres"
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 TOKEN_RE = re.compile(r"\[bench ([0-9a-f]{16})\]")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -314,7 +317,7 @@ def pg_admin(*statements: str) -> None:
 
 
 def database_url(name: str) -> str:
-    return f"postgres://postgres@127.0.0.1:5432/{name}"
+    return f"{PG_SERVER}/{name}"
 
 
 def redis_flush(db: int) -> None:
