@@ -294,8 +294,7 @@ def document_frequencies(*, student_id: int, terms: list[str]) -> tuple[int, dic
     terms = list(dict.fromkeys(terms))
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute(PG_STATS_SQL, {"student": student_id, "terms": terms})
-            return pg_frequencies(cursor.fetchall(), terms)
+            return pg_frequencies(pg_statistics(student_id=student_id, terms=terms), terms)
         scope = f"scope : {_scope(student_id)}"
         matches = [scope] + [f"{scope} AND body : {_fts5_quote(t)}" for t in terms]
         count = "(SELECT count(*) FROM memory_fts WHERE memory_fts MATCH %s)"
@@ -473,8 +472,7 @@ def _pg_search(
     rows: list[Any] | None = None,
 ) -> list[tuple[int, float]]:
     if rows is None:
-        cursor.execute(PG_STATS_SQL, {"student": student_id, "terms": terms})
-        rows = cursor.fetchall()
+        rows = pg_statistics(student_id=student_id, terms=terms)
     if not rows or not rows[0][0]:
         return []
     n_docs, total_len = float(rows[0][0]), float(rows[0][1])

@@ -426,7 +426,8 @@ class SemanticScores:
     def including(self, memory_ids: list[int]) -> SemanticScores:
         """These scores with those of `memory_ids` the database has not returned yet (one more
         query, PostgreSQL only: the memories found by their date alone)."""
-        missing = [pk for pk in memory_ids if pk not in set(self.ids.tolist())]
+        known = set(self.ids.tolist())
+        missing = [pk for pk in memory_ids if pk not in known]
         if self.fetch is None or not missing:
             return self
         more = self.fetch(missing)
