@@ -204,3 +204,28 @@ class ConversationFile(models.Model):
     @property
     def is_image(self) -> bool:
         return self.content_type.startswith("image/")
+
+
+class ReplyMemory(models.Model):
+    """The access log: one memory that was in the prompt of one tutor reply ("what the tutor
+    knew when it said this").
+
+    Appended in the transaction that stores the reply (conversations.turns.turn_finish), never
+    updated. `rank` is the memory's place in the block; `signals` says why it was there:
+    `latest` (among the newest memories), `tier` (a fact or an approach, shown first) and, when
+    recall chose it, its fused `score` and the `lexical`/`semantic` flags of the lists that found
+    it. At most MEMORY_LOAD_COUNT + MEMORY_RELEVANT_COUNT + MEMORY_TIER_COUNT rows per reply.
+    """
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="memory_accesses")
+    memory = models.ForeignKey("memory.AIMemory", on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    score = models.FloatField(null=True, blank=True)
+    signals = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["message", "rank"]
+        constraints = [models.UniqueConstraint(fields=["message", "memory"], name="reply_memory_once")]
+
+    def __str__(self) -> str:
+        return f"message {self.message_id}: memory {self.memory_id} (#{self.rank})"

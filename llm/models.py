@@ -14,6 +14,9 @@ class LLMUsage(models.Model):
         SUMMARY = "summary", "Conversation summary"
         COMPRESSION = "compression", "Context compression"
         GRADING = "grading", "Answer grading"
+        EXTRACTION = "extraction", "Fact extraction"
+        CONSOLIDATION = "consolidation", "Memory consolidation"
+        EMBEDDING = "embedding", "Embedding"
 
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     model = models.CharField(max_length=200)

@@ -30,9 +30,27 @@ class AIMemoryAdmin(ReadOnlyAdmin):
     list_select_related = ("student",)
     fieldsets = (
         (None, {"fields": ("student", "title", "content", "visibility", "status", "archived_reason")}),
-        ("Provenance", {"fields": ("kind", "source", "source_conversation", "author", "confidence", "needs_review")}),
-        ("Relations", {"fields": ("supersedes", "links")}),
-        ("Bookkeeping", {"fields": ("token_count", "revision", "created_at", "updated_at")}),
+        (
+            "Provenance",
+            {
+                "fields": (
+                    "kind",
+                    "source",
+                    "source_conversation",
+                    "author",
+                    "model",
+                    "evidence",
+                    "confidence",
+                    "needs_review",
+                )
+            },
+        ),
+        ("Relations", {"fields": ("superseded_by", "links")}),
+        ("What worked", {"fields": ("successes", "failures")}),
+        (
+            "Bookkeeping",
+            {"fields": ("token_count", "recall_count", "last_recalled_at", "revision", "created_at", "updated_at")},
+        ),
     )
     readonly_fields = flatten_fieldsets(fieldsets)
     action_form = ArchiveActionForm

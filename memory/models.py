@@ -11,6 +11,10 @@ class AIMemoryQuerySet(models.QuerySet["AIMemory"]):
     def active(self) -> AIMemoryQuerySet:
         return self.filter(status=AIMemory.Status.ACTIVE)
 
+    def of_tier(self, tier: str) -> AIMemoryQuerySet:
+        """Memories of one tier (episodic, semantic or procedural; see AIMemory.TIER_KINDS)."""
+        return self.filter(kind__in=AIMemory.TIER_KINDS[tier])
+
     def shown_to_student(self) -> AIMemoryQuerySet:
         """Without the teacher-only notes: what the student, and the tutor speaking to them, see."""
         return self.filter(visibility=AIMemory.Visibility.STUDENT)
@@ -21,8 +25,24 @@ class AIMemory(models.Model):
 
     Memories are the student's private data and untrusted text: they are read through
     `memory.selectors`, which scope every query to the students the requester may see, and are
-    shown to the model as data, never as instructions. They are archived, never deleted.
+    shown to the model as data, never as instructions. They are archived or superseded, never
+    deleted (the one exception is a legal erasure of the whole student).
+
+    Three tiers, by kind (`tier`): episodic (what happened: summaries, notes, quiz results,
+    files), semantic (durable facts about the student, extracted with a confidence from the
+    memories cited in `evidence`) and procedural (what worked for this student, with the quiz
+    outcomes that followed its use in `successes` and `failures`).
+
+    Provenance: `source` (who wrote it), `evidence` (the ids of the memories it was drawn from),
+    `confidence` (0 to 1) and `model` (the model that wrote it, empty for people). A memory
+    replaced by a newer one is `superseded`, points at it through `superseded_by` and keeps the
+    reason in `archived_reason`; the chain is read both ways (`supersedes` is the reverse).
     """
+
+    class Tier(models.TextChoices):
+        EPISODIC = "episodic", "Episodic"
+        SEMANTIC = "semantic", "Semantic"
+        PROCEDURAL = "procedural", "Procedural"
 
     class Kind(models.TextChoices):
         SUMMARY = "summary", "Conversation summary"
@@ -30,6 +50,8 @@ class AIMemory(models.Model):
         TEACHER_NOTE = "teacher_note", "Teacher note"
         QUIZ_RESULT = "quiz_result", "Quiz result"
         FILE = "file", "Uploaded file"
+        FACT = "fact", "Fact about the student"
+        APPROACH = "approach", "What worked"
 
     class Source(models.TextChoices):
         SUMMARY_TASK = "summary_task", "Summary task"
@@ -37,10 +59,15 @@ class AIMemory(models.Model):
         TEACHER = "teacher", "Teacher"
         QUIZ = "quiz", "Graded quiz"
         FILE_UPLOAD = "file_upload", "Uploaded file"
+        EXTRACTION = "extraction", "Extracted from other memories"
+        MERGE = "merge", "Merged from other memories"
+        IMPORT = "import", "Imported"
+        MCP_TOOL = "mcp_tool", "An agent's write (MCP)"
 
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
         ARCHIVED = "archived", "Archived"
+        SUPERSEDED = "superseded", "Superseded"
 
     class Visibility(models.TextChoices):
         STUDENT = "student", "The student and their teachers"
@@ -85,14 +112,29 @@ class AIMemory(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     # The student's memory revision (StudentMemoryRevision) of the last write to this memory.
     revision = models.BigIntegerField(default=0)
-    # Relations used by recall's relation bonus (memory.recall): the memory this one replaces
-    # (the older one is archived, the chain stays), and explicit links between memories.
-    supersedes = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    # The ids of the memories this one was drawn from (an extracted fact, a merge).
+    evidence = models.JSONField(default=list, blank=True)
+    model = models.CharField(max_length=200, blank=True, default="", help_text="The model that wrote it.")
+    # Procedural memories: quiz outcomes after a conversation whose prompt showed it.
+    successes = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    # Moved when the memory is in a reply's prompt (the access log, conversations.ReplyMemory).
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    # Relations used by recall's relation bonus: the newer memory that replaced this one (the
+    # chain stays readable), and explicit links between memories. Deleted only by an erasure.
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
     links = models.ManyToManyField("self", blank=True, symmetrical=True)
 
     objects = AIMemoryQuerySet.as_manager()
+
+    TIER_KINDS: dict[str, tuple[str, ...]] = {
+        Tier.EPISODIC: (Kind.SUMMARY, Kind.NOTE, Kind.TEACHER_NOTE, Kind.QUIZ_RESULT, Kind.FILE),
+        Tier.SEMANTIC: (Kind.FACT,),
+        Tier.PROCEDURAL: (Kind.APPROACH,),
+    }
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -126,10 +168,87 @@ class AIMemory(models.Model):
                 condition=Q(visibility="student") | Q(kind="teacher_note"),
                 name="memory_only_teacher_notes_teacher_only",
             ),
+            models.CheckConstraint(
+                condition=~Q(status="superseded") | Q(superseded_by__isnull=False),
+                name="memory_superseded_has_successor",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def tier(self) -> str:
+        for tier, kinds in self.TIER_KINDS.items():
+            if self.kind in kinds:
+                return tier
+        return self.Tier.EPISODIC
+
+
+class SupersessionReview(models.Model):
+    """A pair the summary model thought might be an update, with too little confidence to act.
+
+    Nothing changed when it was logged: both memories stayed active. A teacher of the student
+    applies it (the older is superseded) or dismisses it. One row per pair.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        APPLIED = "applied", "Applied"
+        DISMISSED = "dismissed", "Dismissed"
+
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    older = models.ForeignKey(AIMemory, on_delete=models.CASCADE, related_name="+")
+    newer = models.ForeignKey(AIMemory, on_delete=models.CASCADE, related_name="+")
+    confidence = models.FloatField()
+    reason = models.CharField(max_length=300)
+    model = models.CharField(max_length=200, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["older", "newer"], name="supersession_review_one_per_pair"),
+            models.CheckConstraint(condition=~Q(older=models.F("newer")), name="supersession_review_two_memories"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.older_id} -> #{self.newer_id} ({self.confidence:.2f}, {self.status})"
+
+
+class ConsolidationDecision(models.Model):
+    """What consolidation decided for one cluster of near-duplicate memories (memory.lifecycle).
+
+    `members` are the cluster's memory ids, sorted; `key` their digest, unique per student, so a
+    cluster is asked about once: merged (`merged` is the new memory, the members are archived) or
+    skipped (the model's confidence was too low, or its answer unusable; `reason` says which).
+    """
+
+    class Outcome(models.TextChoices):
+        MERGED = "merged", "Merged"
+        SKIPPED = "skipped", "Skipped"
+
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=64)
+    members = models.JSONField(default=list)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    merged = models.ForeignKey(AIMemory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    confidence = models.FloatField(null=True, blank=True)
+    reason = models.CharField(max_length=300, blank=True, default="")
+    model = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["student", "key"], name="consolidation_one_per_cluster")]
+
+    def __str__(self) -> str:
+        return f"{self.student_id} {self.members}: {self.outcome}"
 
 
 class MemoryEmbedding(models.Model):
