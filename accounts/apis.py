@@ -3,9 +3,11 @@ one's own profile, and the students a user may see."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import authenticate, login, logout
+from django.core.exceptions import ImproperlyConfigured
 from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
@@ -20,7 +22,6 @@ from rest_framework.views import APIView
 
 from accounts.models import User
 from accounts.selectors import student_get_visible, students_visible_to
-from accounts.services import user_language_set
 from tutor import throttles
 from tutor.api import Pagination, StrictCharField
 from tutor.auth import SessionAuthentication
@@ -123,6 +124,11 @@ class LogoutApi(APIView):
 
 
 class MeApi(APIView):
+    # The service that changes the language and what depends on it (a student's memories are
+    # re-indexed in it): tutor/urls.py passes `user_language_change` from the app that owns the
+    # memories, which calls accounts.services.user_language_set; accounts does not import it.
+    language_change: Callable[..., User] | None = None
+
     class Input(serializers.Serializer[None]):
         language = serializers.ChoiceField(choices=User.Language.choices)
 
@@ -139,7 +145,9 @@ class MeApi(APIView):
         assert isinstance(user, User)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(UserOutput(user_language_set(user=user, language=data.validated_data["language"])).data)
+        if self.language_change is None:
+            raise ImproperlyConfigured("MeApi.as_view() needs language_change (tutor/urls.py)")
+        return Response(UserOutput(self.language_change(user=user, language=data.validated_data["language"])).data)
 
 
 class StudentListApi(APIView):
@@ -158,5 +166,3 @@ class StudentDetailApi(APIView):
     @extend_schema(responses=UserOutput)
     def get(self, request: Request, student_id: int) -> Response:
         return Response(UserOutput(student_get_visible(user=request.user, student_id=student_id)).data)
-
-

@@ -1298,6 +1298,35 @@ def profile_texts(cells: list[Cell], learning: list[LearningCase],
     return texts
 
 
+def access_log_growth() -> dict[str, Any]:
+    """What the access log (conversations.ReplyMemory) grew by over the run's replies: rows per
+    reply, and the table's bytes (with its indexes) per row, from PostgreSQL's own size."""
+    from django.conf import settings
+    from django.db import connection
+    from django.db.models import Count
+
+    from conversations.models import ReplyMemory
+
+    per_reply = list(
+        ReplyMemory.objects.values("message_id").annotate(n=Count("memory_id")).values_list("n", flat=True)
+    )
+    rows = sum(per_reply)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_total_relation_size('conversations_replymemory')")
+        size = int(cursor.fetchone()[0])
+    bytes_per_row = round(size / rows) if rows else 0
+    return {
+        "replies": len(per_reply),
+        "rows": rows,
+        "rows_per_reply_max": max(per_reply, default=0),
+        "rows_per_reply_mean": round(rows / len(per_reply), 1) if per_reply else 0,
+        "rows_bound": settings.MEMORY_TIER_COUNT + settings.MEMORY_LOAD_COUNT + settings.MEMORY_RELEVANT_COUNT,
+        "table_bytes": size,
+        "bytes_per_row": bytes_per_row,
+        "bytes_per_reply_max": bytes_per_row * max(per_reply, default=0),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_TURNS} measured turns per case")
@@ -1338,6 +1367,7 @@ def main(argv: list[str] | None = None) -> int:
         profilers = {id(c): cProfile.Profile() for c in [*cells, *learning]} if args.profile else None
         measure(cells, learning, server=server, turns=turns, rng=rng, profilers=profilers)
         profiles = profile_texts(cells, learning, profilers) if profilers is not None else {}
+        access_log = access_log_growth()
         config = {
             "turns": turns,
             "warmup_turns": WARMUP_TURNS,
@@ -1355,6 +1385,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in profiles.items():
         print(f"\n=== profile of the product turns, {name} ===\n{text}")
     print_report(machine, config, cells, learning, targets)
+    print(
+        f"\nAccess log: {access_log['rows_per_reply_max']} rows at most per reply "
+        f"({access_log['rows_per_reply_mean']} on average, {access_log['replies']} replies), "
+        f"{access_log['bytes_per_row']} bytes per row with its indexes: "
+        f"{access_log['bytes_per_reply_max']} bytes per reply at most (bound: {access_log['rows_bound']} rows)."
+    )
 
     results = {
         "benchmark": "chat_turn",
@@ -1379,6 +1415,7 @@ def main(argv: list[str] | None = None) -> int:
         "learning_record": learning_results(cells, learning),
         "targets": targets,
         "running_total_mismatches": len(_naive_mismatches),
+        "access_log": access_log,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2) + "\n")

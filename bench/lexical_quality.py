@@ -203,10 +203,10 @@ class BatchMemo:
     def name(self) -> str:
         return self.inner.name
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         key = tuple(texts)
         if key not in self.batches:
-            self.batches[key] = self.inner.embed(texts)
+            self.batches[key] = self.inner.embed(texts, student_id=student_id)
         return self.batches[key].copy()
 
     def __getattr__(self, attribute: str) -> Any:

@@ -81,8 +81,8 @@ def serve_model(seconds: tuple[float, float], reply_words: int) -> None:
             self.server.server_close()
             self.server = BacklogServer(("127.0.0.1", 0), self._handler())
 
-        def _next(self, kind: str) -> dict[str, Any]:
-            step = dict(super()._next(kind))
+        def _next(self, kind: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+            step = dict(super()._next(kind, body))
             plan: tuple[float, bool] | None = getattr(self.local, "plan", None)
             if kind == "chat" and plan is not None:
                 chosen, streamed = plan

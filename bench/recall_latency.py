@@ -174,7 +174,10 @@ def _pg_timestamp(value: datetime) -> bytes:
 
 
 def _seed_postgresql(
-    student: User, texts: list[tuple[str, str, int]], vectors: Callable[[int], np.ndarray], model: str,
+    student: User,
+    texts: list[tuple[str, str, int]],
+    vectors: Callable[[int], np.ndarray],
+    model: str,
 ) -> list[int]:
     """COPY the memory rows (text), then their vectors (binary, straight into the pgvector
     columns); the memories' ids, in order."""
@@ -187,8 +190,25 @@ def _seed_postgresql(
         ) as copy:
             for i, (title, content, _) in enumerate(texts):
                 created = now - timedelta(minutes=i)
-                copy.write_row(("note", title, content, "save_memory_tool", 150, "active", "student", "", "",
-                                False, 1.0, created, created, student.pk, 0))
+                copy.write_row(
+                    (
+                        "note",
+                        title,
+                        content,
+                        "save_memory_tool",
+                        150,
+                        "active",
+                        "student",
+                        "",
+                        "",
+                        False,
+                        1.0,
+                        created,
+                        created,
+                        student.pk,
+                        0,
+                    )
+                )
         cur.execute("SELECT id FROM memory_aimemory WHERE student_id = %s ORDER BY id", [student.pk])
         ids = [int(r[0]) for r in cur.fetchall()]
         cur.execute("SELECT 'vector'::regtype::oid")
@@ -211,7 +231,10 @@ def _seed_postgresql(
 
 
 def _seed_sqlite(
-    student: User, texts: list[tuple[str, str, int]], vectors: Callable[[int], np.ndarray], model: str,
+    student: User,
+    texts: list[tuple[str, str, int]],
+    vectors: Callable[[int], np.ndarray],
+    model: str,
 ) -> list[int]:
     """The same rows through bulk_create (the vector fields store float32 bytes there)."""
     now = timezone.now()
@@ -226,10 +249,20 @@ def _seed_sqlite(
             ids += [m.pk for m in created]
         for start in range(0, len(texts), 1000):
             rows = []
-            for pk, (_, _, count) in zip(ids[start:start + 1000], texts[start:start + 1000], strict=True):
+            for pk, (_, _, count) in zip(ids[start : start + 1000], texts[start : start + 1000], strict=True):
                 vecs = vectors(count + 1)
-                rows.append(MemoryEmbedding(memory_id=pk, student=student, model=model, dim=DIM, vector=vecs[0],
-                                            sentences=count, sentence_vectors=vecs[1:], text_hash="x"))
+                rows.append(
+                    MemoryEmbedding(
+                        memory_id=pk,
+                        student=student,
+                        model=model,
+                        dim=DIM,
+                        vector=vecs[0],
+                        sentences=count,
+                        sentence_vectors=vecs[1:],
+                        text_hash="x",
+                    )
+                )
             MemoryEmbedding.objects.bulk_create(rows)
     return ids
 
@@ -255,8 +288,9 @@ def populate(
     for start in range(0, n, INDEX_BATCH):
         fts.memory_index(
             fts.IndexRow(pk, student.pk, fts.memory_text(title, content), "en")
-            for pk, (title, content, _) in zip(ids[start:start + INDEX_BATCH], texts[start:start + INDEX_BATCH],
-                                               strict=True)
+            for pk, (title, content, _) in zip(
+                ids[start : start + INDEX_BATCH], texts[start : start + INDEX_BATCH], strict=True
+            )
         )
         if progress:
             print(f"\r  indexed {min(start + INDEX_BATCH, n)}/{n}", end="", file=sys.stderr, flush=True)
@@ -267,8 +301,14 @@ def populate(
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # Index-only scans need the visibility map: what autovacuum does after a bulk load.
-            for table in ("memory_aimemory", "memory_memoryembedding", "memory_posting", "memory_term_stats",
-                          "memory_student_stats", "memory_doc"):
+            for table in (
+                "memory_aimemory",
+                "memory_memoryembedding",
+                "memory_posting",
+                "memory_term_stats",
+                "memory_student_stats",
+                "memory_doc",
+            ):
                 cursor.execute(f"VACUUM ANALYZE {table}")
         else:
             cursor.execute("ANALYZE")
@@ -279,7 +319,7 @@ def populate(
 def remove(student: User) -> None:
     ids = list(AIMemory.objects.filter(student=student).values_list("pk", flat=True))
     for start in range(0, len(ids), 10_000):
-        fts.memory_unindex(ids[start:start + 10_000])
+        fts.memory_unindex(ids[start : start + 10_000])
     MemoryEmbedding.objects.filter(student=student).delete()
     AIMemory.objects.filter(student=student).delete()
     student.delete()
@@ -299,7 +339,7 @@ class FixedEmbedder:
         self.rng = np.random.default_rng(9)
         self.topics = 0
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         self.topics += len(texts)
         return embeddings.normalise(self.rng.standard_normal((len(texts), DIM)).astype(np.float32))
 
@@ -450,8 +490,15 @@ def machine() -> dict[str, Any]:
         else:
             cursor.execute("SELECT sqlite_version()")
             database = f"SQLite {cursor.fetchone()[0]}"
-    return {"nproc": cores(), "cpu": cpu_model(), "ram_gb": ram_gb(), "database": database,
-            "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M"), "load_at_start": load()}
+    return {
+        "nproc": cores(),
+        "cpu": cpu_model(),
+        "ram_gb": ram_gb(),
+        "database": database,
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "load_at_start": load(),
+    }
 
 
 def measure_sizes(args: argparse.Namespace, queries: list[str], qvecs: np.ndarray, results: dict[str, Any]) -> None:
@@ -484,8 +531,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--no-embedding", action="store_true", help="skip the MiniLM query-embedding timing")
-    parser.add_argument("--neighbour", type=int, default=10_000,
-                        help="memories of another student, in the same tables throughout (default 10,000)")
+    parser.add_argument(
+        "--neighbour",
+        type=int,
+        default=10_000,
+        help="memories of another student, in the same tables throughout (default 10,000)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the students (their ids are printed)")
     parser.add_argument("--first-queries", action="store_true", help=argparse.SUPPRESS)  # the fresh process
     parser.add_argument("--json", type=Path)

@@ -117,7 +117,7 @@ def _run(mode: str, count: int) -> tuple[Counter[str], float, Counter[str]]:
 
     from accounts.models import User
     from conversations.models import Conversation, Message
-    from memory.summaries import conversation_summary_write
+    from conversations.summaries import conversation_summary_write
     from tests.real_model.test_real_model import STUDENT_LINES as STUDENT
 
     settings.LLM_SUMMARY_RESPONSE_FORMAT = mode

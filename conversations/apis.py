@@ -24,6 +24,7 @@ from conversations.serializers import (
     FileOutput,
     MessageOutput,
     MessagePage,
+    ReplyMemoryOutput,
     TurnOutput,
 )
 from tutor.api import MAX_ID, Pagination, StrictCharField
@@ -229,6 +230,17 @@ class ConversationEndApi(APIView):
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = services.conversation_end(user=request.user, conversation_id=conversation_id)
         return Response(ConversationOutput(conversation).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ReplyMemoriesApi(APIView):
+    @extend_schema(responses=ReplyMemoryOutput(many=True))
+    def get(self, request: Request, conversation_id: int, message_id: int) -> Response:
+        """What the tutor knew when it wrote this reply: the memories of its prompt, in the
+        order the prompt showed them, with their scores and signals (the access log, written
+        with the reply and never changed). A student's message, or a reply without memories,
+        gives an empty list."""
+        rows = selectors.reply_memories(user=request.user, conversation_id=conversation_id, message_id=message_id)
+        return Response(ReplyMemoryOutput(rows, many=True).data)
 
 
 class ConversationFilesApi(APIView):

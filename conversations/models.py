@@ -45,7 +45,7 @@ class Conversation(models.Model):
     summary_attempts = models.PositiveIntegerField(default=0)
     summary_error = models.CharField(max_length=300, blank=True)
     summary_requested_at = models.DateTimeField(null=True, blank=True)
-    # "host:pid" of the worker process running the summary's latest attempt (memory.summaries):
+    # "host:pid" of the worker process running the summary's latest attempt (conversations.summaries):
     # a worker starting on that host recovers the attempts of a process that died.
     summary_owner = models.CharField(max_length=100, blank=True)
 

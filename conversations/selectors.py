@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible
-from conversations.models import Conversation, Message
+from conversations.models import Conversation, Message, ReplyMemory
 from tutor.errors import Forbidden, NotFound
 
 
@@ -53,3 +53,18 @@ def message_page(*, conversation: Conversation, before: int | None, limit: int) 
         qs = qs.filter(pk__lt=before)
     rows = list(qs[: limit + 1])
     return {"results": rows[:limit], "next_before": rows[limit - 1].pk if len(rows) > limit else None}
+
+
+def reply_memories(*, user: Any, conversation_id: Any, message_id: Any) -> QuerySet[ReplyMemory]:
+    """The access log of one tutor reply: the memories its prompt held, in block order, with
+    their scores and signals. The conversation is read through the scoping primitive and the
+    message must be one of its own (404 otherwise). A student's reply shows no teacher-only
+    note: those never reach the prompt."""
+    conversation = conversation_get(user=user, conversation_id=conversation_id)
+    try:
+        pk = int(message_id)
+    except (TypeError, ValueError):
+        raise NotFound(_("Message not found.")) from None
+    if not conversation.messages.filter(pk=pk).exists():
+        raise NotFound(_("Message not found."))
+    return ReplyMemory.objects.filter(message_id=pk).select_related("memory").order_by("rank")

@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from conversations.models import Conversation, ConversationFile, Message
+from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
 from learning.serializers import QuizOutput
 from memory.models import AIMemory
 from memory.serializers import MemoryOutput
@@ -53,7 +53,9 @@ class ConversationOutput(serializers.ModelSerializer[Conversation]):
 
 
 def memory_event(memory: AIMemory) -> dict[str, Any]:
-    """The data of the chat turn's `memory` event: the note the model just saved."""
+    """The data of the chat turn's `memory` event: the note the model just saved. Built in the
+    turn's event loop, so without a query: a note just saved replaces no memory."""
+    memory._prefetched_objects_cache = {"supersedes": AIMemory.objects.none()}  # type: ignore[attr-defined]
     return dict(MemoryOutput(memory).data)
 
 
@@ -147,3 +149,17 @@ class FileOutput(serializers.ModelSerializer[ConversationFile]):
     @extend_schema_field(serializers.ChoiceField(choices=ConversationFile.Reason.choices, allow_null=True))
     def get_reason(self, file: ConversationFile) -> str | None:
         return file.reason or None
+
+
+class ReplyMemoryOutput(serializers.ModelSerializer[ReplyMemory]):
+    memory = MemoryOutput(read_only=True)
+    signals = serializers.DictField(
+        read_only=True,
+        help_text="Why it was in the prompt: tier (a fact or an approach, shown first), latest (among the "
+        "newest memories), and for a recalled memory its fused score, lexical_rank, semantic_rank and related.",
+    )
+
+    class Meta:
+        model = ReplyMemory
+        fields = ["rank", "score", "signals", "memory"]
+        read_only_fields = fields

@@ -76,7 +76,7 @@ def conversation_close(*, conversation_id: int) -> Conversation:
 
     Idempotent: ending an ended conversation changes nothing and enqueues nothing.
     """
-    from memory.tasks import conversation_summarize
+    from conversations.tasks import conversation_summarize
 
     with transaction.atomic():
         conversation = Conversation.objects.select_for_update().get(pk=conversation_id)

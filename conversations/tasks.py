@@ -5,11 +5,12 @@ import logging
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.utils import timezone
 
-from conversations import files, services
-from conversations.models import ConversationFile
+from conversations import files, services, summaries
+from conversations.models import Conversation, ConversationFile
+from llm.gateway import LLMError
 from tutor.retry import backoff_seconds
 
 logger = logging.getLogger(__name__)
@@ -71,4 +72,76 @@ def files_sweep() -> int:
         file_extract.delay(file_id)
     if due:
         logger.info("file sweep: re-enqueued %d files", len(due))
+    return len(due)
+
+
+# The summary tasks keep the names they had in memory.tasks: messages queued before they moved
+# here, and the beat schedule (CELERY_BEAT_SCHEDULE), still reach them.
+@shared_task(name="memory.tasks.conversation_summarize", bind=True, max_retries=None, acks_late=True)
+def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[no-untyped-def]
+    """Write the summary memory of an ended conversation.
+
+    Safe to run twice or to be redelivered: `conversation_summary_write` skips a conversation
+    whose summary is settled, and a unique constraint allows one summary per conversation.
+    A conversation ended while a turn was in progress waits for that turn's reply. Errors retry
+    with exponential backoff and jitter, up to SUMMARY_MAX_RETRIES; after that:
+    - a transient error (the model unreachable, the database restarting): a fallback memory is
+      stored (so the student's conversation is never without one), the summary stays pending,
+      and `summaries_sweep` enqueues it again later: a model's summary then replaces the
+      fallback;
+    - a permanent database error (`summaries.is_permanent_database_error`: the summary cannot be
+      stored, however often the model is asked): the summary is settled by
+      `summary_settle_failed`, with the fallback memory if that can be stored, else marked
+      failed, and logged with its traceback; the sweep never sends it again.
+    Permanent failures of the model are settled inside `conversation_summary_write` with a
+    fallback, never retried.
+    """
+    try:
+        return summaries.conversation_summary_write(conversation_id=conversation_id).value
+    except summaries.TurnInProgress as exc:
+        # The conversation ended mid-turn: the reply is stored when the turn finishes (or its
+        # lease expires), and the summary is written after it.
+        raise self.retry(exc=exc, countdown=max(1.0, settings.TURN_LEASE_SECONDS / 6)) from exc
+    except (LLMError, DatabaseError, InterfaceError) as exc:
+        retries = self.request.retries
+        last = retries >= settings.SUMMARY_MAX_RETRIES
+        permanent = summaries.is_permanent_database_error(exc)
+        try:
+            summaries.summary_attempt_failed(conversation_id=conversation_id, error=str(exc))
+            if last and permanent:
+                logger.exception(
+                    "summary: conversation %s: permanent database error after %s tries; settled",
+                    conversation_id,
+                    retries + 1,
+                )
+                return summaries.summary_settle_failed(conversation_id=conversation_id, error=str(exc)).value
+            if last:
+                summaries.summary_fallback_pending(conversation_id=conversation_id, error=str(exc))
+        except (OperationalError, InterfaceError):
+            logger.warning("summary: conversation %s: the database is down too", conversation_id)
+        if last:
+            logger.warning(
+                "summary: conversation %s still pending after %s tries (%s); fallback stored, the sweep will retry",
+                conversation_id,
+                retries + 1,
+                exc,
+            )
+            return "pending"
+        countdown = backoff_seconds(settings.SUMMARY_RETRY_BACKOFF_SECONDS, retries)
+        logger.info("summary: conversation %s retry in %.1fs (%s)", conversation_id, countdown, exc)
+        raise self.retry(exc=exc, countdown=countdown) from exc
+
+
+@shared_task(name="memory.tasks.summaries_sweep", acks_late=True)
+def summaries_sweep() -> int:
+    """Re-enqueue the pending summaries nothing is working on (see
+    `summaries.pending_summaries_due`): a lost or unsent message, a worker that died. Runs every
+    minute (beat) and when a worker starts. Idempotent: a summary enqueued twice is written once."""
+    due = summaries.pending_summaries_due()
+    if due:
+        Conversation.objects.filter(pk__in=due).update(summary_requested_at=timezone.now(), summary_owner="")
+    for conversation_id in due:
+        conversation_summarize.delay(conversation_id)
+    if due:
+        logger.info("summary sweep: re-enqueued %d conversations", len(due))
     return len(due)

@@ -37,7 +37,7 @@ from django.utils.translation import gettext as _
 from conversations import prompts
 from conversations.context import context_build
 from conversations.files import PromptFile, files_for_prompt, image_data_url
-from conversations.models import Conversation, ConversationFile, Message
+from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
 from conversations.selectors import conversation_get, require_student_owner
 from learning.prompts import FileItem, learning_record_block
 from learning.selectors import learning_record_for, quizzes_of_turn
@@ -46,9 +46,10 @@ from learning.tools import LEARNING_TOOLS, TOOL_NAMES, learning_tool_run
 from llm import costs, gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens, message_tokens
+from memory.block import memory_item
+from memory.budget import memory_block_tokens
 from memory.models import AIMemory
-from memory.recall import memory_block_tokens, memory_item
-from memory.selectors import memories_for_turn
+from memory.selectors import turn_memories
 from memory.services import memory_note_save
 from tutor.errors import ApplicationError, Conflict, ServiceUnavailable
 
@@ -126,6 +127,8 @@ class Claimed:
     max_tokens: int | None = None
     # The tools offered to the model (turn_tools).
     tools: list[dict[str, Any]] = field(default_factory=list)
+    # The memories in the prompt, in block order, and why (the access log's rows: turn_finish).
+    shown: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
@@ -353,12 +356,13 @@ def _with_prompt(claim: Claimed) -> Claimed:
     limits = turn_limits()
     # The latest memories whole plus those recalled for this message within MEMORY_TOKEN_BUDGET;
     # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
-    chosen = memories_for_turn(
+    shown = turn_memories(
         student_id=conversation.student_id,
         message=student_message.content,
         language=conversation.student.language,
         max_tokens=limits.memories,
     )
+    chosen = shown.memories
     files = files_for_prompt(conversation_id=conversation.pk, include_unready=True)
     record = replace(learning_record_for(student_id=conversation.student_id), files=[_file_item(f) for f in files])
     record_block = learning_record_block(record, budget_tokens=limits.record)
@@ -396,6 +400,7 @@ def _with_prompt(claim: Claimed) -> Claimed:
         messages,
         max_tokens=limits.window - limits.prompt,
         tools=limits.tools,
+        shown=[(m.pk, shown.signals.get(m.pk, {})) for m in chosen],
     )
 
 
@@ -540,8 +545,8 @@ def turn_finish(
     """Store the reply with the turn's usage rows and release the lease, in one transaction.
 
     The reply is stored even if the conversation was ended meanwhile (its summary waits for the
-    lease, see memory.summaries) or the lease expired and was taken over: a reply is never lost,
-    and `reply_to` being unique, a message never gets two.
+    lease, see conversations.summaries) or the lease expired and was taken over: a reply is never
+    lost, and `reply_to` being unique, a message never gets two.
     """
     with transaction.atomic():
         conversation = Conversation.objects.select_for_update().get(pk=claim.conversation_id)
@@ -559,10 +564,26 @@ def turn_finish(
                 model=model,
                 conversation_fields=lambda _: RELEASED if ours else {},
             )
+            _access_log_append(reply, claim.shown)
         else:
             logger.warning("conversation %s: message %s was answered by another turn", conversation.pk, reply.pk)
             _release(conversation_id=conversation.pk, token=claim.token)
     return reply
+
+
+def _access_log_append(reply: Message, shown: list[tuple[int, dict[str, Any]]]) -> None:
+    """What the tutor knew when it wrote `reply`: one ReplyMemory row per memory of its prompt,
+    appended in the reply's transaction, and the memories' recall counters moved (decay and the
+    procedural outcomes read them)."""
+    if not shown:
+        return
+    ReplyMemory.objects.bulk_create(
+        ReplyMemory(message=reply, memory_id=memory_id, rank=rank, score=signals.get("score"), signals=signals)
+        for rank, (memory_id, signals) in enumerate(shown, 1)
+    )
+    AIMemory.objects.filter(pk__in=[memory_id for memory_id, _ in shown]).update(
+        recall_count=F("recall_count") + 1, last_recalled_at=reply.created_at
+    )
 
 
 def turn_abandon(*, claim: Claimed, usage: list[LLMUsage]) -> None:

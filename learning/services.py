@@ -28,10 +28,13 @@ from learning.models import Answer, Question, Quiz, QuizAttempt, SkillMastery, T
 from learning.selectors import classroom_get_visible, quiz_get, task_get, tasks_visible_to
 from learning.validation import QuizSpec, skill_key, validate_quiz_arguments, validate_task_arguments
 from memory.models import AIMemory
-from memory.services import memory_record_save
+from memory.services import approaches_outcome_record, memory_record_save
 from tutor.errors import Conflict, Forbidden
 
 logger = logging.getLogger(__name__)
+
+# A quiz with at least this share of right answers counts as a success for the approaches used before it.
+QUIZ_PASS_SHARE = 0.6
 
 # --- Quizzes from the tool ----------------------------------------------------------------------
 
@@ -200,13 +203,24 @@ def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:
     quiz.save(update_fields=["status"])
     if results:
         _mastery_record(quiz=quiz, results=results, now=now)
-        memory_record_save(
+        previous = (
+            AIMemory.objects.filter(student_id=quiz.student_id, kind=AIMemory.Kind.QUIZ_RESULT)
+            .order_by("-created_at")
+            .values_list("created_at", flat=True)
+            .first()
+        )
+        _, created = memory_record_save(
             student_id=quiz.student_id,
             kind=AIMemory.Kind.QUIZ_RESULT,
             source_ref=f"quiz:{quiz.pk}",
             conversation_id=quiz.conversation_id,
             **quiz_result_text(quiz, graded, now),
         )
+        if created:
+            # The approaches the tutor was shown since the previous quiz: this one's outcome is theirs.
+            approaches_outcome_record(
+                student_id=quiz.student_id, passed=sum(results) >= QUIZ_PASS_SHARE * len(results), since=previous
+            )
 
 
 def quiz_result_text(quiz: Quiz, graded: list[Answer], now: datetime) -> dict[str, str]:

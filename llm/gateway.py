@@ -2,7 +2,8 @@
 
 Any OpenAI-compatible endpoint works (OpenAI, Ollama, vLLM, llama.cpp server). Two profiles:
 `chat` for replies and `background` for summaries and compression, which may use a cheaper model
-on another endpoint.
+on another endpoint. Embeddings (`embed`) go to the endpoint the embedder names (memory.embeddings,
+EMBEDDINGS_*).
 
 Who retries: never the SDK (`max_retries=0`). A chat turn is retried by the client with the same
 `client_message_id` (the API says the retry is safe); background work is retried by Celery with
@@ -343,6 +344,62 @@ async def _complete_async(
     if result.content:
         await on_delta(result.content)
     return replace(result, latency_ms=retry.latency_ms)
+
+
+# --- Embeddings ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbeddingResult:
+    vectors: list[list[float]]  # one per text, in the order of the texts
+    model: str  # the model the endpoint says answered ("" if it does not say)
+    prompt_tokens: int = 0
+    latency_ms: int = 0
+
+
+def embed(
+    *,
+    texts: list[str],
+    profile: Profile,
+    purpose: str = LLMUsage.Purpose.EMBEDDING,
+    student_id: int | None = None,
+) -> EmbeddingResult:
+    """One request to an OpenAI-compatible `/v1/embeddings` endpoint. Raises LLMNotConfigured,
+    LLMUnavailable or LLMBadResponse (LLMRefused for a 4xx), like `complete`; never retries.
+
+    Metered like a completion: one `LLMUsage` row, saved at once, successful or not, with the
+    prompt tokens the endpoint reports (0 if it reports none) and their cost. `student_id`: whose
+    texts these are, when they are one student's (a query), else None (a batch of memories).
+    """
+    if not is_configured(profile):
+        raise LLMNotConfigured("no embeddings endpoint configured")
+    client = _client(profile)
+    started = time.monotonic()
+    usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id)
+    try:
+        with _errors_mapped(profile):
+            response = client.embeddings.create(model=profile.model, input=texts)
+        result = _parse_embeddings(response)
+    except LLMError as exc:
+        _usage_failed(usage, exc, started)
+        usage.save()
+        raise
+    _usage_counted(usage, result.prompt_tokens, 0)
+    usage.latency_ms = int((time.monotonic() - started) * 1000)
+    usage.save()
+    return replace(result, latency_ms=usage.latency_ms)
+
+
+def _parse_embeddings(response: Any) -> EmbeddingResult:
+    try:
+        rows = sorted(response.data, key=lambda d: d.index)
+        vectors = [row.embedding for row in rows]
+        model = str(response.model or "")
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise LLMBadResponse("embeddings endpoint returned a malformed answer") from exc
+    return EmbeddingResult(vectors=vectors, model=model, prompt_tokens=prompt_tokens)
 
 
 # --- Structured output (summaries) -------------------------------------------------------------

@@ -9,9 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import selectors, services
-from memory.models import AIMemory
-from memory.serializers import MemoryOutput
+from memory import selectors, services, supersession
+from memory.models import AIMemory, SupersessionReview
+from memory.serializers import MemoryOutput, SupersessionReviewOutput
 from tutor.api import MAX_ID, Pagination, StrictCharField
 
 
@@ -111,3 +111,97 @@ class MemoryArchiveApi(APIView):
         data.is_valid(raise_exception=True)
         memory = services.memory_archive(user=request.user, memory_id=memory_id, reason=data.validated_data["reason"])
         return Response(MemoryOutput(memory).data)
+
+
+class MemorySupersedeApi(APIView):
+    class Input(serializers.Serializer[None]):
+        by = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="The newer memory that replaces it.")
+        reason = StrictCharField(max_length=300)
+
+    @extend_schema(request=Input, responses=MemoryOutput)
+    def post(self, request: Request, memory_id: int) -> Response:
+        """A teacher of the student marks this memory superseded by a newer one of the same
+        student, with a reason: it leaves recall and the prompt, and stays readable with its chain.
+        A memory that is not active, or of another student, is a 409."""
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        memory = supersession.memory_supersede_by_teacher(
+            user=request.user,
+            memory_id=memory_id,
+            by_id=data.validated_data["by"],
+            reason=data.validated_data["reason"],
+        )
+        return Response(MemoryOutput(memory).data)
+
+
+class MemoryChainOutput(serializers.Serializer[None]):
+    memory = MemoryOutput()
+    older = MemoryOutput(many=True, help_text="What it replaced, oldest first (every generation).")
+    newer = MemoryOutput(many=True, help_text="What replaced it, next first.")
+
+
+class MemoryChainApi(APIView):
+    @extend_schema(responses=MemoryChainOutput)
+    def get(self, request: Request, memory_id: int) -> Response:
+        """The supersession chain around a memory: what it replaced and what replaced it, as
+        far as the requester may see."""
+        memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+        older_ids, newer_ids = supersession.memory_chain(memory)
+        found = {
+            m.pk: m
+            for m in selectors.with_relations(selectors.memories_visible_to(request.user)).filter(
+                pk__in=[*older_ids, *newer_ids]
+            )
+        }
+        return Response(
+            MemoryChainOutput(
+                {  # type: ignore[arg-type]
+                    "memory": memory,
+                    "older": [found[pk] for pk in older_ids if pk in found],
+                    "newer": [found[pk] for pk in newer_ids if pk in found],
+                }
+            ).data
+        )
+
+
+class ReviewFilters(serializers.Serializer[None]):
+    student = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    status = serializers.ChoiceField(
+        choices=[*SupersessionReview.Status.choices, ("all", "All")], required=False, default="open"
+    )
+
+
+class SupersessionReviewListApi(APIView):
+    pagination_class = Pagination
+
+    @extend_schema(parameters=[ReviewFilters], responses=SupersessionReviewOutput(many=True))
+    def get(self, request: Request) -> Response:
+        """Pairs the summary model thought might be updates, with too little confidence to act:
+        nothing changed; a teacher of the student applies or dismisses each (open by default)."""
+        filters = ReviewFilters(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        qs = supersession.supersession_reviews(
+            user=request.user, student_id=filters.validated_data.get("student"), status=filters.validated_data["status"]
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(SupersessionReviewOutput(page, many=True).data)
+
+
+class SupersessionReviewDecideApi(APIView):
+    apply = True
+
+    @extend_schema(request=None, responses=SupersessionReviewOutput)
+    def post(self, request: Request, review_id: int) -> Response:
+        """Apply the review (the older memory is superseded by the newer) or dismiss it. A
+        decided review is a 409; another class's is a 404."""
+        review = supersession.supersession_review_decide(user=request.user, review_id=review_id, apply=self.apply)
+        return Response(SupersessionReviewOutput(review).data)
+
+
+class SupersessionReviewApplyApi(SupersessionReviewDecideApi):
+    apply = True
+
+
+class SupersessionReviewDismissApi(SupersessionReviewDecideApi):
+    apply = False

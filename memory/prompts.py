@@ -101,8 +101,9 @@ def repair_messages(*, previous: list[dict[str, Any]], answer: str, error: str) 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-def parse_summary(answer: str) -> tuple[str, str]:
-    """(title, content) from the model's answer, or ValueError saying what is wrong."""
+def json_object(answer: str) -> dict[str, Any]:
+    """The JSON object in a model's answer (prose around it is ignored), or ValueError saying
+    what is wrong, in words the repair prompt can show the model."""
     match = _JSON_OBJECT.search(answer or "")
     if match is None:
         raise ValueError("It contains no JSON object.")
@@ -112,6 +113,12 @@ def parse_summary(answer: str) -> tuple[str, str]:
         raise ValueError(f"It is not valid JSON ({exc.msg}).") from None
     if not isinstance(data, dict):
         raise ValueError("The JSON is not an object.")
+    return data
+
+
+def parse_summary(answer: str) -> tuple[str, str]:
+    """(title, content) from the model's answer, or ValueError saying what is wrong."""
+    data = json_object(answer)
     try:
         # The model reads what is wrong (the repair prompt): in English, whatever language is active.
         with translation.override("en"):

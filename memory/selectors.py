@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible, students_visible_to
+from memory import budget, recall
 from memory.models import AIMemory, AIMemoryQuerySet, MemoryEmbedding
 from tutor.errors import ApplicationError, NotFound
 
@@ -40,7 +42,14 @@ def memory_list(
     if student_id not in (None, ""):
         student = student_get_visible(user=user, student_id=student_id)
         qs = qs.filter(student=student)
-    return qs.select_related("source_conversation").order_by("-created_at", "-id")
+    return with_relations(qs).order_by("-created_at", "-id")
+
+
+def with_relations(qs: AIMemoryQuerySet) -> AIMemoryQuerySet:
+    """What MemoryOutput shows besides the row: the ids a memory replaced, in one query."""
+    return qs.select_related("source_conversation").prefetch_related(
+        Prefetch("supersedes", queryset=AIMemory.objects.only("pk", "superseded_by_id"))
+    )
 
 
 def memory_get(*, user: Any, memory_id: Any) -> AIMemory:
@@ -70,13 +79,28 @@ def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
         AIMemory.objects.active()
         .shown_to_student()
         .filter(student_id=student_id)
-        .exclude(kind__in=RECORD_KINDS)
+        .exclude(kind__in=(*RECORD_KINDS, *TIER_KINDS))
         .order_by("-created_at", "-id")
         .only(*_PROMPT_FIELDS)[:limit]
     )
 
 
-_PROMPT_FIELDS = ("id", "kind", "title", "content", "source", "source_conversation_id", "token_count", "created_at")
+_PROMPT_FIELDS = (
+    "id",
+    "kind",
+    "title",
+    "content",
+    "source",
+    "source_conversation_id",
+    "token_count",
+    "created_at",
+    "confidence",
+    "evidence",
+    "successes",
+    "failures",
+)
+# The semantic and procedural tiers: shown first in the prompt, not among the latest.
+TIER_KINDS = (*AIMemory.TIER_KINDS[AIMemory.Tier.SEMANTIC], *AIMemory.TIER_KINDS[AIMemory.Tier.PROCEDURAL])
 
 
 def memories_missing_embedding(*, model: str, limit: int, after_id: int = 0) -> list[int]:
@@ -102,42 +126,65 @@ def memory_search(*, user: Any, student_id: Any, query: str, kind: str | None = 
     student of one of their classes. Anyone else's student is a 404, through the scoping
     primitive, before anything is searched.
     """
-    from memory.recall import recall
-
     if student_id in (None, ""):
         if getattr(user, "role", None) != "student":
             raise ApplicationError(_("Give the student whose memories to search (?student=<id>)."))
         student_id = user.pk
     student = student_get_visible(user=user, student_id=student_id)
-    result = recall(student_id=student.pk, query=query, limit=SEARCH_LIMIT, language=student.language)
+    result = recall.recall(student_id=student.pk, query=query, limit=SEARCH_LIMIT, language=student.language)
     by_id = memories_visible_to(user).active().filter(student=student, pk__in=result.ids)
     if kind:
         by_id = by_id.filter(kind=kind)
-    by_id = by_id.select_related("source_conversation")
+    by_id = with_relations(by_id)
     found = {m.pk: m for m in by_id}
     return [found[pk] for pk in result.ids if pk in found]
+
+
+@dataclass(frozen=True)
+class TurnMemories:
+    """The memory block of one reply, in block order, and why each memory is in it: `signals`
+    by memory id (`tier`, `latest`, and for a recalled one its `score`, `lexical_rank`,
+    `semantic_rank` and `related`), what the access log keeps (conversations.ReplyMemory)."""
+
+    memories: list[AIMemory]
+    signals: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def memories_for_turn(
     *, student_id: int, message: str, language: str | None = None, max_tokens: int | None = None
 ) -> list[AIMemory]:
-    """The memories to show the model for a student's message, newest first.
+    """The memories to show the model for a student's message, in block order
+    (`turn_memories` without the signals)."""
+    return turn_memories(student_id=student_id, message=message, language=language, max_tokens=max_tokens).memories
 
-    The MEMORY_LOAD_COUNT latest memories, whole, then the MEMORY_RELEVANT_COUNT most relevant to
-    the message (hybrid recall) that are not among them, as long as those extras stay within
-    MEMORY_TOKEN_BUDGET tokens. The whole block stays within `max_tokens` (what a small window
-    allows): the newest of the latest that fit are kept and the rest logged. If recall fails
-    for any reason the latest memories are used: the chat never fails because of recall.
-    Called by the chat turn for the student who owns the conversation, so the scope is the
-    student id itself.
+
+def turn_memories(
+    *, student_id: int, message: str, language: str | None = None, max_tokens: int | None = None
+) -> TurnMemories:
+    """The memories to show the model for a student's message, and why each is there.
+
+    First the semantic and procedural tiers: the MEMORY_TIER_COUNT most confident active facts
+    and approaches. Then the MEMORY_LOAD_COUNT latest episodic memories, whole, newest first.
+    Then the MEMORY_RELEVANT_COUNT most relevant to the message (hybrid recall over every tier)
+    that are not shown already. The tiers and the recalled extras share MEMORY_TOKEN_BUDGET; the
+    whole block stays within `max_tokens` (what a small window allows): the newest of the latest
+    that fit are kept and the rest logged. If recall fails for any reason the chat goes on
+    without the extras: it never fails because of recall. Called by the chat turn for the
+    student who owns the conversation, so the scope is the student id itself.
     """
-    from memory import recall as recall_module
-
+    signals: dict[int, dict[str, Any]] = {}
+    tiers = list(
+        AIMemory.objects.active()
+        .shown_to_student()
+        .filter(student_id=student_id, kind__in=TIER_KINDS)
+        .order_by("-confidence", "-created_at", "-id")
+        .only(*_PROMPT_FIELDS)[: settings.MEMORY_TIER_COUNT]
+    )
     latest = memories_for_prompt(student_id=student_id, limit=settings.MEMORY_LOAD_COUNT)
     relevant: list[AIMemory] = []
     if message.strip() and settings.MEMORY_RELEVANT_COUNT > 0:
         try:
-            result = recall_module.recall(
+            result = recall.recall(
                 student_id=student_id, query=message, limit=settings.MEMORY_RELEVANT_COUNT, language=language
             )
             found = {
@@ -148,11 +195,18 @@ def memories_for_turn(
                 .only(*_PROMPT_FIELDS)
             }
             relevant = [found[pk] for pk in result.ids if pk in found]
+            for hit in result.hits:
+                signals[hit.memory_id] = {
+                    "score": round(float(hit.score), 4),
+                    "lexical_rank": hit.lexical_rank,
+                    "semantic_rank": hit.semantic_rank,
+                    "related": hit.related,
+                }
         except Exception:
             # Recall is a bonus; the latest memories alone are what the chat had before it.
             logger.exception("recall failed for student %s; using the latest memories only", student_id)
     cap = max_tokens if max_tokens is not None else 10**9
-    kept = recall_module.fit_memory_budget(latest, budget=cap, skip_larger=False)
+    kept = budget.fit_memory_budget(latest, budget=cap, skip_larger=False)
     if len(kept) < len(latest):
         logger.warning(
             "student %s: %d of the %d latest memories left out of the prompt to fit the model's window",
@@ -160,10 +214,23 @@ def memories_for_turn(
             len(latest) - len(kept),
             len(latest),
         )
-    used = recall_module.memory_block_tokens(kept)
-    extras_budget = min(settings.MEMORY_TOKEN_BUDGET, cap - used)
-    taken = {m.pk for m in kept}
-    extras = recall_module.fit_memory_budget(
-        [m for m in relevant if m.pk not in taken], budget=extras_budget, frame=False
+    used = budget.memory_block_tokens(kept)
+    shared = min(settings.MEMORY_TOKEN_BUDGET, cap - used)
+    tier_rank = {m.pk: i for i, m in enumerate(tiers)}
+    shown_tiers = sorted(budget.fit_memory_budget(tiers, budget=shared, frame=not kept), key=lambda m: tier_rank[m.pk])
+    taken = {m.pk for m in [*kept, *shown_tiers]}
+    tier_cost = sum(budget.memory_block_cost(m) for m in shown_tiers)
+    if shown_tiers and not kept:
+        tier_cost += budget.memory_block_frame_tokens()
+    extras = budget.fit_memory_budget(
+        [m for m in relevant if m.pk not in taken], budget=shared - tier_cost, frame=not (kept or shown_tiers)
     )
-    return sorted([*kept, *extras], key=lambda m: (m.created_at, m.pk), reverse=True)
+    episodic = sorted([*kept, *extras], key=lambda m: (m.created_at, m.pk), reverse=True)
+    latest_ids = {m.pk for m in kept}
+    for memory in shown_tiers:
+        signals.setdefault(memory.pk, {})["tier"] = memory.tier
+    for memory in episodic:
+        if memory.pk in latest_ids:
+            signals.setdefault(memory.pk, {})["latest"] = True
+    chosen = [*shown_tiers, *episodic]
+    return TurnMemories(chosen, {m.pk: signals.get(m.pk, {}) for m in chosen})

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -27,6 +28,9 @@ from memory.validation import CONTENT_MAX_WORDS, TITLE_MAX_CHARS, validate_conte
 from tutor.errors import Conflict, Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
+
+# Kinds that facts are extracted from (memory.extraction), checked again by the task.
+EXTRACTABLE_KINDS = (AIMemory.Kind.SUMMARY, AIMemory.Kind.NOTE, AIMemory.Kind.TEACHER_NOTE, AIMemory.Kind.QUIZ_RESULT)
 
 
 # The same upsert on both databases (no RETURNING: SQLite has it only since 3.35, Django 5.2
@@ -148,6 +152,61 @@ def memory_record_save(
     except IntegrityError:  # the same record stored meanwhile (memory_one_per_source_ref)
         return AIMemory.objects.get(student_id=student_id, source_ref=source_ref), False
     return memory, True
+
+
+def memory_derived_store(
+    *,
+    student_id: int,
+    kind: str,
+    source: str,
+    source_ref: str,
+    title: str,
+    content: str,
+    evidence: list[int],
+    confidence: float,
+    model: str,
+) -> tuple[AIMemory, bool]:
+    """Store a memory the model drew from others: an extracted fact or approach, or a merge.
+    Returns (memory, created).
+
+    The title and content were validated by the caller's parser; `evidence` lists the memories
+    it rests on. One memory per `source_ref` and student, so a redelivered task stores nothing
+    new. Runs in the caller's transaction when there is one.
+    """
+    existing = AIMemory.objects.filter(student_id=student_id, source_ref=source_ref).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            memory = _memory_create(
+                student_id=student_id,
+                kind=kind,
+                source=source,
+                source_ref=source_ref,
+                title=title,
+                content=content,
+                evidence=sorted(set(evidence)),
+                confidence=min(max(confidence, 0.0), 1.0),
+                model=model[:200],
+            )
+    except IntegrityError:  # stored meanwhile by another delivery (memory_one_per_source_ref)
+        return AIMemory.objects.get(student_id=student_id, source_ref=source_ref), False
+    return memory, True
+
+
+def approaches_outcome_record(*, student_id: int, passed: bool, since: Any) -> int:
+    """Count a quiz outcome for each of the student's active approaches shown in a reply's
+    prompt since `since` (the previous quiz result, or None for ever). Returns how many moved.
+
+    Called once per graded quiz, in the transaction that stores its result memory (whose
+    creation is the guard against counting a redelivery twice).
+    """
+    qs = AIMemory.objects.active().filter(student_id=student_id, kind=AIMemory.Kind.APPROACH)
+    qs = qs.filter(last_recalled_at__isnull=False)
+    if since is not None:
+        qs = qs.filter(last_recalled_at__gt=since)
+    field = "successes" if passed else "failures"
+    return qs.update(**{field: F(field) + 1})
 
 
 def teacher_note_create(
@@ -298,12 +357,21 @@ def _archive_reason(reason: object) -> str:
 
 def _archive(memory: AIMemory, reason: str) -> AIMemory:
     """Archive a memory locked by the caller's transaction (a no-op if it is archived already)."""
-    if memory.status == AIMemory.Status.ARCHIVED:
+    return memory_retire(memory, reason=reason)
+
+
+def memory_retire(memory: AIMemory, *, reason: str, successor: AIMemory | None = None) -> AIMemory:
+    """Archive a memory locked by the caller's transaction, with a reason and, for a merge, the
+    memory that replaces it. A no-op if it is archived already. It leaves the full-text index
+    and loses its vector in the same transaction; its row and text stay. A superseded memory is
+    left as it is (its chain stays)."""
+    if memory.status != AIMemory.Status.ACTIVE:
         return memory
     memory.status = AIMemory.Status.ARCHIVED
-    memory.archived_reason = reason
+    memory.archived_reason = reason[:300]
+    memory.superseded_by = successor
     memory.revision = student_revision_next(memory.student_id)
-    memory.save(update_fields=["status", "archived_reason", "revision", "updated_at"])
+    memory.save(update_fields=["status", "archived_reason", "superseded_by", "revision", "updated_at"])
     fts.memory_unindex([memory.pk])
     MemoryEmbedding.objects.filter(memory=memory).delete()
     return memory
@@ -369,9 +437,11 @@ def _memory_written(memory: AIMemory) -> None:
     fts.memory_index(
         [fts.IndexRow(memory.pk, memory.student_id, fts.memory_text(memory.title, memory.content), language)]
     )
+    memory_id = memory.pk
     if embeddings.backend_name() != "none":
-        memory_id = memory.pk
         transaction.on_commit(lambda: _enqueue_embedding(memory_id))
+    if settings.MEMORY_EXTRACTION_ENABLED and memory.kind in EXTRACTABLE_KINDS and not memory.needs_review:
+        transaction.on_commit(lambda: _enqueue_extraction(memory_id))
 
 
 def _enqueue_embedding(memory_id: int) -> None:
@@ -383,6 +453,16 @@ def _enqueue_embedding(memory_id: int) -> None:
         memory_embed.delay(memory_id)
     except Exception:
         logger.exception("could not enqueue the embedding of memory %s; the sweep will retry", memory_id)
+
+
+def _enqueue_extraction(memory_id: int) -> None:
+    from memory.tasks import memory_facts_extract
+
+    # Facts are a bonus drawn from a memory that is committed either way.
+    try:
+        memory_facts_extract.delay(memory_id)
+    except Exception:
+        logger.exception("could not enqueue the fact extraction of memory %s", memory_id)
 
 
 # --- Embeddings ---------------------------------------------------------------------------------
@@ -445,3 +525,52 @@ def memory_embeddings_write(*, memory_ids: list[int], embedder: embeddings.Embed
                 },
             )
     return len(todo)
+
+
+# --- Agents (MCP) -------------------------------------------------------------------------------
+
+
+def memory_agent_write(*, user: Any, student_id: Any, title: object, content: object) -> AIMemory:
+    """Store a note written by an agent acting as `user` (memory.mcp's `write` tool).
+
+    A student writes for themselves (`student_id` may be omitted); a teacher must name a student
+    of one of their classes. Anyone else's student is a 404 (NotFound) through the scoping
+    primitive, before anything is validated or stored; a teacher who names no student gets a
+    ValidationError, as does an invalid title or content. The note is a kind NOTE with source
+    MCP_TOOL and no author (only a teacher note carries one), seen by the student and the tutor.
+    Not idempotent: each call stores a note.
+    """
+    if student_id in (None, ""):
+        if getattr(user, "role", None) != User.Role.STUDENT:
+            raise ValidationError({"student_id": [_("Give the student whose memory to write.")]})
+        student_id = user.pk
+    student = student_get_visible(user=user, student_id=student_id)
+    clean_title = validate_title(title)
+    clean_content = validate_content(content)
+    return _memory_create(
+        student=student,
+        kind=AIMemory.Kind.NOTE,
+        source=AIMemory.Source.MCP_TOOL,
+        title=clean_title,
+        content=clean_content,
+    )
+
+
+def memory_agent_forget(*, user: Any, memory_id: Any, reason: object) -> AIMemory:
+    """Archive a memory on behalf of an agent acting as `user` (memory.mcp's `forget` tool).
+    Never deletes it: the row stays, with its reason, and leaves recall and the prompt at commit.
+
+    A student may forget their own memories, a teacher those of their students; any other memory
+    (another student's, a teacher-only note for a student, a missing id) is the same 404.
+    Idempotent: a memory that is no longer active (archived, or superseded by a newer one) is
+    returned unchanged, its first reason kept. The row is locked while it is archived.
+    """
+    from memory.selectors import memory_get
+
+    clean = _archive_reason(reason)
+    with transaction.atomic():
+        memory = memory_get(user=user, memory_id=memory_id)
+        locked = AIMemory.objects.select_for_update().get(pk=memory.pk)
+        if locked.status != AIMemory.Status.ACTIVE:
+            return locked
+        return _archive(locked, clean)

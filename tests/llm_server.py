@@ -1,8 +1,10 @@
 """A scripted OpenAI-compatible server on 127.0.0.1, so tests run the real `openai` SDK over HTTP.
 
-Each request is classified by its system prompt (chat, summary, compression, grading) and
-answered from that kind's script queue, or by a default: a short tutor reply, a valid JSON
-summary, a compression summary, a "correct" grading verdict. A scripted step is a dict:
+Each request is classified by its system prompt (chat, summary, compression, grading,
+extraction, merge) and answered from that kind's script queue, or by a default: a short tutor
+reply, a valid JSON summary, a compression summary, a "correct" grading verdict, the facts a
+careful model extracts and the merge it writes (`default_extraction`, `default_merge`: rules
+the tests write to). A scripted step is a dict:
 
     {"content": "text"}                                   a normal answer
     {"tool_calls": [{"name": "save_memory", "arguments": "{...}"}], "content": ""}
@@ -54,6 +56,8 @@ SUMMARY_MARKER = "You write the long-term memory"
 COMPRESSION_MARKER = "You compress a long tutoring conversation"
 PART_MARKER = "You take notes on one part"
 GRADING_MARKER = "You grade a student's short answer"
+EXTRACTION_MARKER = "You extract what lasts"
+MERGE_MARKER = "You merge near-duplicate memories"
 DEFAULT_GRADING = {"correct": True, "feedback": "Yes, that is the expected answer."}
 
 DEFAULT_SUMMARY = {
@@ -86,7 +90,73 @@ def classify(body: dict[str, Any]) -> str:
         return "summary_part"
     if isinstance(first, str) and first.startswith(GRADING_MARKER):
         return "grading"
+    if isinstance(first, str) and first.startswith(EXTRACTION_MARKER):
+        return "extraction"
+    if isinstance(first, str) and first.startswith(MERGE_MARKER):
+        return "merge"
     return "chat"
+
+
+_SHOWN = re.compile(r'<(memory|new_memory) id="(\d+)" kind="[a-z_]+">(.*?)</\1>', re.DOTALL)
+_FACT = re.compile(r"\b(Fact|Approach): ([^|.]+?) \| ([^.]+\.)(?: \((unsure)\))?")
+
+
+def default_extraction(body: dict[str, Any]) -> dict[str, Any]:
+    """The extraction a careful model gives, by a rule the tests can write to: each sentence
+    "Fact: <title> | <content>." (or "Approach: ...") of the new memory is a fact (or an
+    approach) at confidence 0.9 citing it; one whose title equals a known memory's updates that
+    memory, at 0.9, or at 0.5 if the sentence ends "(unsure)"."""
+    text = body["messages"][-1]["content"]
+    shown = [(tag, int(pk), body_text) for tag, pk, body_text in _SHOWN.findall(text)]
+    new = next(((pk, t) for tag, pk, t in shown if tag == "new_memory"), None)
+    if new is None:
+        return {"facts": []}
+    known = {t.split("\n", 1)[0].strip().lower(): pk for tag, pk, t in shown if tag == "memory"}
+    facts = []
+    for kind, title, content, unsure in _FACT.findall(new[1]):
+        title = " ".join(title.split())
+        updates = known.get(title.lower())
+        facts.append(
+            {
+                "tier": "semantic" if kind == "Fact" else "procedural",
+                "title": title,
+                "content": " ".join(content.split()),
+                "confidence": 0.9,
+                "evidence": [new[0]],
+                "updates": updates,
+                "update_confidence": (0.5 if unsure else 0.9) if updates else 0.0,
+                "update_reason": "The newer memory says otherwise." if updates else "",
+            }
+        )
+    return {"facts": facts}
+
+
+def default_summary(body: dict[str, Any]) -> dict[str, str]:
+    """DEFAULT_SUMMARY, plus (as a model keeps what matters) up to two "Fact: <title> | <content>."
+    or "Approach: ..." sentences the transcript holds, word for word."""
+    messages = body.get("messages") or []
+    transcript = messages[-1].get("content", "") if messages else ""
+    kept = [
+        f"{kind}: {' '.join(title.split())} | {' '.join(content.split())}"
+        for kind, title, content, _ in _FACT.findall(transcript if isinstance(transcript, str) else "")
+    ][:2]
+    if not kept:
+        return DEFAULT_SUMMARY
+    return {**DEFAULT_SUMMARY, "content": " ".join([DEFAULT_SUMMARY["content"], *kept])}
+
+
+def default_merge(body: dict[str, Any]) -> dict[str, Any]:
+    """The merge a careful model gives: the first memory's title, the longest content, at 0.9;
+    at 0.4 if the memories name different numbers (they differ in substance)."""
+    shown = [t for _, _, t in _SHOWN.findall(body["messages"][-1]["content"])]
+    parts = [[*t.split("\n", 1), ""] for t in shown]
+    numbers = {tuple(re.findall(r"\d+", t)) for t in shown}
+    return {
+        "title": parts[0][0].strip() if parts else "Merged memory of the student",
+        "content": max((p[1].strip() for p in parts), key=len, default=""),
+        "confidence": 0.9 if len(numbers) <= 1 else 0.4,
+        "reason": "Same memory in other words." if len(numbers) <= 1 else "They name different numbers.",
+    }
 
 
 class ScriptedLLM:
@@ -147,18 +217,22 @@ class ScriptedLLM:
         with self.lock:
             return [body for k, body in self.requests if kind is None or k == kind]
 
-    def _next(self, kind: str) -> dict[str, Any]:
+    def _next(self, kind: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         with self.lock:
             if self.scripts[kind]:
                 return self.scripts[kind].popleft()
         if kind == "summary":
-            return {"content": json.dumps(DEFAULT_SUMMARY)}
+            return {"content": json.dumps(default_summary(body or {}))}
         if kind == "compression":
             return {"content": "Earlier, the student and tutor worked through many exercises."}
         if kind == "summary_part":
             return {"content": "In this part the student practised adding fractions."}
         if kind == "grading":
             return {"content": json.dumps(DEFAULT_GRADING)}
+        if kind == "extraction":
+            return {"content": json.dumps(default_extraction(body or {"messages": [{"content": ""}]}))}
+        if kind == "merge":
+            return {"content": json.dumps(default_merge(body or {"messages": [{"content": ""}]}))}
         return {"content": "Let's work through it step by step."}
 
     def context_refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
@@ -335,7 +409,7 @@ class ScriptedLLM:
                 kind = classify(body)
                 with llm.lock:
                     llm.requests.append((kind, body))
-                step = llm._next(kind)
+                step = llm._next(kind, body)
                 if step.get("delay"):
                     time.sleep(float(step["delay"]))
                 if step.get("drop"):

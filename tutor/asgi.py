@@ -1,7 +1,9 @@
 """The ASGI application, served by uvicorn (scripts/serve.sh: `make serve`, `make run`).
 
-Django answers HTTP; the ASGI lifespan start-up (which Django does not handle) warms the process
-up before uvicorn accepts connections (tutor.startup).
+Django answers HTTP, except under /mcp/: the MCP server of the student memory (memory.mcp,
+docs/mcp.md). The ASGI lifespan (which Django does not handle) warms the process up before
+uvicorn accepts connections (tutor.startup) and keeps the MCP session manager running for the
+process's life.
 """
 
 import os
@@ -22,18 +24,27 @@ if settings.SERVE_STATIC:
 
     django_application = ASGIStaticFilesHandler(django_application)
 
+# Imported once the apps are loaded (get_asgi_application above): it reads the models.
+from memory.mcp import MCPHttpApp  # noqa: E402
+
+mcp_application = MCPHttpApp()
+
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "http" and mcp_application.handles(scope["path"]):
+        await mcp_application(scope, receive, send)
+        return
     if scope["type"] != "lifespan":
         await django_application(scope, receive, send)
         return
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            from tutor.startup import warm_up
+    async with mcp_application.running():
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                from tutor.startup import warm_up
 
-            await sync_to_async(warm_up, thread_sensitive=False)()
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+                await sync_to_async(warm_up, thread_sensitive=False)()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                break
+    await send({"type": "lifespan.shutdown.complete"})

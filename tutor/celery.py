@@ -23,7 +23,7 @@ def _warm_up_pool_process(**kwargs: object) -> None:
 @worker_ready.connect
 def _recover_summaries(**kwargs: object) -> None:
     # A worker (re)starting takes over the summaries that a dead process of this host was writing.
-    from memory.tasks import summaries_sweep
+    from conversations.tasks import summaries_sweep
 
     try:
         summaries_sweep.delay()

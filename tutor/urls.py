@@ -7,6 +7,8 @@ from conversations import apis as conversations
 from learning import apis as learning
 from llm import apis as llm
 from memory import apis as memory
+from memory.language import user_language_change
+from privacy import apis as privacy
 from tutor.api import IdConverter
 from tutor.errors import unknown_api_url, unknown_url
 
@@ -19,7 +21,8 @@ api_urls = [
     path("auth/csrf/", accounts.CsrfApi.as_view(), name="auth-csrf"),
     path("auth/login/", accounts.SessionLoginApi.as_view(), name="auth-login"),
     path("auth/logout/", accounts.LogoutApi.as_view(), name="auth-logout"),
-    path("me/", accounts.MeApi.as_view(), name="me"),
+    # Changing one's language re-indexes a student's memories: the memory app's service.
+    path("me/", accounts.MeApi.as_view(language_change=user_language_change), name="me"),
     path("students/", accounts.StudentListApi.as_view(), name="student-list"),
     path("students/<id:student_id>/", accounts.StudentDetailApi.as_view(), name="student-detail"),
     path("conversations/", conversations.ConversationListCreateApi.as_view(), name="conversation-list"),
@@ -29,6 +32,11 @@ api_urls = [
         name="conversation-detail",
     ),
     path("conversations/<id:conversation_id>/messages/", conversations.message_send, name="message-send"),
+    path(
+        "conversations/<id:conversation_id>/messages/<id:message_id>/memories/",
+        conversations.ReplyMemoriesApi.as_view(),
+        name="reply-memories",
+    ),
     path(
         "conversations/<id:conversation_id>/end/", conversations.ConversationEndApi.as_view(), name="conversation-end"
     ),
@@ -40,6 +48,17 @@ api_urls = [
     path("memories/", memory.MemoryListCreateApi.as_view(), name="memory-list"),
     path("memories/<id:memory_id>/", memory.MemoryDetailApi.as_view(), name="memory-detail"),
     path("memories/<id:memory_id>/archive/", memory.MemoryArchiveApi.as_view(), name="memory-archive"),
+    path("memories/<id:memory_id>/supersede/", memory.MemorySupersedeApi.as_view(), name="memory-supersede"),
+    path("memories/<id:memory_id>/chain/", memory.MemoryChainApi.as_view(), name="memory-chain"),
+    path("memory-reviews/", memory.SupersessionReviewListApi.as_view(), name="memory-review-list"),
+    path(
+        "memory-reviews/<id:review_id>/apply/", memory.SupersessionReviewApplyApi.as_view(), name="memory-review-apply"
+    ),
+    path(
+        "memory-reviews/<id:review_id>/dismiss/",
+        memory.SupersessionReviewDismissApi.as_view(),
+        name="memory-review-dismiss",
+    ),
     path("usage/", llm.UsageApi.as_view(), name="usage"),
     path("quizzes/", learning.QuizListApi.as_view(), name="quiz-list"),
     path("quizzes/<id:quiz_id>/", learning.QuizDetailApi.as_view(), name="quiz-detail"),
@@ -48,6 +67,8 @@ api_urls = [
     path("classrooms/<id:classroom_id>/skills/", learning.ClassroomSkillsApi.as_view(), name="classroom-skills"),
     path("tasks/", learning.TaskListCreateApi.as_view(), name="task-list"),
     path("tasks/<id:task_id>/status/", learning.TaskStatusApi.as_view(), name="task-status"),
+    path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),
+    path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
 ]
 
 urlpatterns = [

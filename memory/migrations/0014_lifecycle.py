@@ -5,6 +5,20 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+# SQLite rebuilds memory_aimemory to add a constraint, which drops its triggers: the FTS5
+# clean-up trigger of 0013 is made again. Any later migration that rebuilds the table must too.
+SQLITE_TRIGGER = (
+    "CREATE TRIGGER IF NOT EXISTS memory_fts_on_delete AFTER DELETE ON memory_aimemory "
+    "BEGIN DELETE FROM memory_fts WHERE rowid = old.id; END"
+)
+
+
+def restore_trigger(apps, schema_editor):
+    if schema_editor.connection.vendor == "sqlite":
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute(SQLITE_TRIGGER)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -145,4 +159,5 @@ class Migration(migrations.Migration):
             model_name='supersessionreview',
             constraint=models.CheckConstraint(condition=models.Q(('older', models.F('newer')), _negated=True), name='supersession_review_two_memories'),
         ),
+        migrations.RunPython(restore_trigger, migrations.RunPython.noop),
     ]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import Conversation, ConversationFile
+from conversations.models import Conversation, ConversationFile, Message
 from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from learning.services import quiz_create_from_tool
-from memory.models import AIMemory
+from memory.models import AIMemory, SupersessionReview
 from memory.services import teacher_note_create
 from tests.learning.conftest import QUIZ_ARGS
 
@@ -26,7 +26,17 @@ def alice_data(school, clients, llm):
     )
     quiz = quiz_create_from_tool(student_id=school["alice"].pk, conversation_id=cid, arguments=QUIZ_ARGS)
     task = Task.objects.create(teacher=school["teacher_a"], student=school["alice"], title="Exercise 4 p. 12")
+    newer = teacher_note_create(
+        teacher=school["teacher_a"], student_id=school["alice"].pk, title="Long division is fine now", content="y"
+    )
+    review = SupersessionReview.objects.create(
+        student=school["alice"], older=note, newer=newer, confidence=0.5, reason="Maybe an update"
+    )
+    reply = Message.objects.get(conversation_id=cid, role="tutor")
     return {
+        "newer": newer.pk,
+        "review": review.pk,
+        "message": reply.pk,
         "conversation": cid,
         "memory": note.pk,
         "student": school["alice"].pk,
@@ -74,6 +84,17 @@ DETAIL_ENDPOINTS = [
     ("get", "/api/v1/classrooms/{classroom}/skills/", None),
     ("post", "/api/v1/tasks/", {"student": "{student}", "title": "A task from another teacher"}),
     ("post", "/api/v1/tasks/{task}/status/", {"status": "done"}),
+    # the memory lifecycle: the chain, a teacher's supersession, the review queue, the access log
+    ("get", "/api/v1/memories/{memory}/chain/", None),
+    ("post", "/api/v1/memories/{memory}/supersede/", {"by": "{newer}", "reason": "Superseded by someone else"}),
+    ("get", "/api/v1/memory-reviews/?student={student}", None),
+    ("post", "/api/v1/memory-reviews/{review}/apply/", None),
+    ("post", "/api/v1/memory-reviews/{review}/dismiss/", None),
+    ("get", "/api/v1/conversations/{conversation}/messages/{message}/memories/", None),
+    # privacy: the export is the class's teacher's, staff's and the student's own; erasure is
+    # staff's alone (404 to anyone else, the class's teacher included: tests/privacy).
+    ("get", "/api/v1/students/{student}/export/", None),
+    ("post", "/api/v1/students/{student}/erase/", {"confirm": "{student}", "reason": "Erased by someone else"}),
 ]
 
 
@@ -99,6 +120,7 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
             memory.status,
             memory.updated_at,
             ConversationFile.objects.count(),
+            list(SupersessionReview.objects.values_list("pk", "status")),
         )
 
     before = state(), learning_state()
@@ -122,6 +144,7 @@ OWN_ENDPOINTS = {
     "/api/v1/students/",
     "/api/v1/conversations/",
     "/api/v1/memories/",
+    "/api/v1/memory-reviews/",
 }
 
 
@@ -135,6 +158,7 @@ def test_every_endpoint_is_in_the_matrix():
             template = path.replace("{conversation_id}", "{conversation}").replace("{memory_id}", "{memory}")
             template = template.replace("{student_id}", "{student}").replace("{quiz_id}", "{quiz}")
             template = template.replace("{task_id}", "{task}").replace("{classroom_id}", "{classroom}")
+            template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
             assert template in covered, f"{path} is not in the tenancy matrix"
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"
@@ -170,7 +194,7 @@ def test_lists_show_only_own_rows(clients, alice_data):
         assert clients[who].get("/api/v1/conversations/").json()["count"] == 0
         assert clients[who].get("/api/v1/memories/").json()["count"] == 0
     assert clients["alice"].get("/api/v1/conversations/").json()["count"] == 1
-    assert clients["alice"].get("/api/v1/memories/").json()["count"] == 1
+    assert clients["alice"].get("/api/v1/memories/").json()["count"] == 2
 
 
 def test_teacher_reads_class_students_data(clients, alice_data):
@@ -180,7 +204,7 @@ def test_teacher_reads_class_students_data(clients, alice_data):
     convs = t.get(f"/api/v1/conversations/?student={alice_data['student']}").json()
     assert [c["id"] for c in convs["results"]] == [alice_data["conversation"]]
     mems = t.get(f"/api/v1/memories/?student={alice_data['student']}").json()
-    assert [m["id"] for m in mems["results"]] == [alice_data["memory"]]
+    assert [m["id"] for m in mems["results"]] == [alice_data["newer"], alice_data["memory"]]
     students = t.get("/api/v1/students/").json()
     assert {s["username"] for s in students["results"]} == {"alice", "bob"}
 

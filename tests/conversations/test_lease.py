@@ -10,9 +10,8 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from conversations import turns
+from conversations import summaries, turns
 from conversations.models import Conversation, Message
-from memory import summaries
 from memory.models import AIMemory
 from tests.conversations.test_turn import send, start
 

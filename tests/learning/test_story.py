@@ -19,9 +19,9 @@ from learning.models import Quiz
 from memory.models import AIMemory
 from tests.conftest import Worker, wait_for
 from tests.conversations.test_save_memory_tool import tool_step
+from tests.conversations.test_summary_worker import end, wait_summary
 from tests.conversations.test_turn import send, start
 from tests.learning.conftest import answers_body, quiz_args
-from tests.memory.test_summary_worker import end, wait_summary
 
 pytestmark = pytest.mark.worker
 

@@ -16,9 +16,9 @@ from django.utils import timezone
 
 from conversations.models import Message
 from conversations.services import conversation_close
+from conversations.summaries import Outcome, conversation_summary_write
 from llm import costs
 from llm.models import LLMUsage
-from memory.summaries import Outcome, conversation_summary_write
 from tests.conversations.test_streaming import async_client, post_stream
 from tests.conversations.test_turn import send, start
 

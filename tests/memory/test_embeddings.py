@@ -3,10 +3,13 @@ fallback to lexical recall, model changes and `manage.py reembed`."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 import pytest
 from django.core.management import call_command
 
+from llm.models import LLMUsage
 from memory import embeddings
 from memory.models import AIMemory, MemoryEmbedding
 from memory.recall import recall, vector_cache
@@ -45,16 +48,25 @@ def test_local_model_embeds_and_recall_finds_a_paraphrase(school, local_embedder
     assert hybrid.mode == "hybrid" and hybrid.ids[0] == sport.pk
 
 
-def test_openai_backend_through_the_scripted_server(school, openai_embedder):
-    """The openai SDK calls /v1/embeddings; vectors are stored with the endpoint's model name."""
+def test_openai_backend_through_the_scripted_server(school, openai_embedder, settings):
+    """The openai SDK calls /v1/embeddings through the LLM gateway; vectors are stored with the
+    endpoint's model name. Each request is metered like a chat call: an LLMUsage row of purpose
+    embedding with the prompt tokens the endpoint reports and their cost, the student's when the
+    texts are one student's query."""
+    settings.LLM_PRICES = {**settings.LLM_PRICES, "scripted-embed": (Decimal("0.02"), Decimal(0))}
     alice = school["alice"]
     sport, maths = _two_memories(alice)
     assert memory_embed.run(sport.pk) == 1 and memory_embed.run(maths.pk) == 1
     row = MemoryEmbedding.objects.get(memory=maths)
     assert row.model == "openai:scripted-embed" and row.dim == EMBEDDING_DIM
     assert openai_embedder.calls("embeddings")
+    writes = list(LLMUsage.objects.filter(purpose=LLMUsage.Purpose.EMBEDDING).order_by("pk"))
+    assert len(writes) == 2 and all(u.ok and u.model == "scripted-embed" and u.prompt_tokens >= 1 for u in writes)
     result = recall(student_id=alice.pk, query="denominators twice", strategy="semantic")
     assert result.mode == "semantic" and result.ids[0] == maths.pk
+    query = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.EMBEDDING).latest("pk")
+    assert (query.student_id, query.ok, query.completion_tokens) == (alice.pk, True, 0)
+    assert query.prompt_tokens >= 1 and query.cost == Decimal("0.00000002") * query.prompt_tokens
 
 
 def test_recall_falls_back_to_lexical_when_the_embedder_fails(school, openai_embedder):
@@ -67,6 +79,8 @@ def test_recall_falls_back_to_lexical_when_the_embedder_fails(school, openai_emb
     result = recall(student_id=alice.pk, query="fractions")
     assert result.mode == "lexical" and "unavailable" in result.degraded
     assert result.ids == [maths.pk]
+    failed = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.EMBEDDING).latest("pk")  # metered too
+    assert (failed.ok, failed.student_id, failed.prompt_tokens) == (False, alice.pk, 0) and "500" in failed.error
 
 
 @pytest.mark.sqlite_only
@@ -110,8 +124,7 @@ def test_model_change_is_detected_and_reembed_resumes(school, openai_embedder, s
     """Vectors of another model are ignored by recall; `reembed` replaces them, resumably."""
     alice = school["alice"]
     memories = [
-        note(alice, f"Practised topic number {i} this week", f"Worked on exercise set {i} carefully.")
-        for i in range(5)
+        note(alice, f"Practised topic number {i} this week", f"Worked on exercise set {i} carefully.") for i in range(5)
     ]
     for m in memories:
         memory_embed.run(m.pk)
@@ -229,8 +242,13 @@ def test_vector_store_appends_in_place_once_per_state():
     def vectors(version, ids, counts):
         ids, counts = np.array(ids, np.int64), np.array(counts, np.int64)
         return StudentVectors(
-            version, ids, rng.standard_normal((ids.size, 4)).astype(np.float32), ids.astype(np.float64),
-            rng.standard_normal((int(counts.sum()), 4)).astype(np.float32), _starts(counts), counts,
+            version,
+            ids,
+            rng.standard_normal((ids.size, 4)).astype(np.float32),
+            ids.astype(np.float64),
+            rng.standard_normal((int(counts.sum()), 4)).astype(np.float32),
+            _starts(counts),
+            counts,
         )
 
     base = _Store.holding(vectors(1, [1, 2, 3], [2, 0, 1]))
@@ -326,8 +344,10 @@ def test_every_memory_write_takes_the_next_revision(school, openai_embedder):
 def test_a_real_worker_embeds_a_new_teacher_note(school, openai_embedder, worker):
     """The embedding is enqueued after commit and computed by a Celery worker, not the request."""
     memory = teacher_note_create(
-        teacher=school["teacher_a"], student_id=school["alice"].pk,
-        title="Needs extra time on reading tasks", content="Reads slowly. Benefits from audio books.",
+        teacher=school["teacher_a"],
+        student_id=school["alice"].pk,
+        title="Needs extra time on reading tasks",
+        content="Reads slowly. Benefits from audio books.",
     )
     row = wait_for(lambda: MemoryEmbedding.objects.filter(memory_id=memory.pk).first())
     assert row.model == "openai:scripted-embed" and row.sentences == 2

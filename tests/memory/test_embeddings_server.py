@@ -82,7 +82,7 @@ def post(server: EmbeddingsServer, body: Any) -> httpx2.Response:
     )
 
 
-def test_openai_backend_gets_the_local_vectors_under_the_local_name(embeddings_server, settings):
+def test_openai_backend_gets_the_local_vectors_under_the_local_name(db, embeddings_server, settings):
     """Configured as the docs say, the openai backend names its vectors as the local backend does
     and gets the same vectors, a batch split over several requests included."""
     settings.EMBEDDINGS_BACKEND = "openai"
@@ -149,7 +149,7 @@ def test_bad_requests_get_an_openai_style_error(embeddings_server, body, status,
     assert error["param"] == param
 
 
-def test_a_model_the_server_does_not_serve_is_unavailable(embeddings_server):
+def test_a_model_the_server_does_not_serve_is_unavailable(db, embeddings_server):
     """The openai backend asking for another model gets the server's 404 as EmbedderUnavailable,
     which makes recall lexical rather than failing."""
     other = embeddings.OpenAIEmbedder(f"{embeddings_server.base_url}/v1", "", "text-embedding-3-small", 30.0)

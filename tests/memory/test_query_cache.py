@@ -19,7 +19,7 @@ class CountingEmbedder:
         self.fail = fail
         self.calls: list[list[str]] = []
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         self.calls.append(list(texts))
         if self.fail:
             raise embeddings.EmbedderUnavailable("down")
@@ -87,7 +87,7 @@ def test_a_failure_caches_nothing_and_size_zero_turns_the_cache_off(settings):
     assert len(embeddings.query_cache) == 0
 
 
-def test_the_openai_backend_splits_a_large_batch(openai_embedder, settings):
+def test_the_openai_backend_splits_a_large_batch(db, openai_embedder, settings):
     """A batch larger than EMBEDDINGS_REQUEST_MAX_INPUTS goes as several requests, in order."""
     settings.EMBEDDINGS_REQUEST_MAX_INPUTS = 2
     embedder = embeddings.get_embedder()
@@ -99,7 +99,7 @@ def test_the_openai_backend_splits_a_large_batch(openai_embedder, settings):
     assert np.array_equal(matrix[3], embedder.embed([texts[3]])[0])
 
 
-def test_the_local_name_needs_the_local_model_to_answer(openai_embedder, settings):
+def test_the_local_name_needs_the_local_model_to_answer(db, openai_embedder, settings):
     """EMBEDDINGS_MODEL naming the local model, against an endpoint that answers with another
     model: refused, so no vector of another model is ever stored under the local model's name."""
     settings.EMBEDDINGS_MODEL = "all-MiniLM-L6-v2"

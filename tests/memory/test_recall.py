@@ -15,23 +15,23 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from conversations.models import Conversation
-from conversations.prompts import memory_block
 from llm.tokens import count_tokens
 from memory import embeddings, fts
+from memory.block import (
+    MEMORY_BLOCK_CLOSE,
+    MEMORY_BLOCK_OPEN,
+    MEMORY_PREAMBLE,
+    format_memory,
+    memory_block,
+    memory_item,
+)
+from memory.budget import memory_block_tokens
 from memory.embeddings import query_cache
 from memory.models import AIMemory
 from memory.query_dates import Span, date_spans
-from memory.recall import (
-    RecallConfig,
-    SemanticScores,
-    _fuse,
-    _fuse_scores,
-    memory_item,
-    recall,
-    related_ids,
-    topic_query,
-    topic_text,
-)
+from memory.recall import RecallConfig, recall, related_ids, topic_query, topic_text
+from memory.recall.candidates import SemanticScores
+from memory.recall.fusion import fuse_ranks, fuse_scores
 from memory.selectors import memories_for_turn
 from memory.services import memory_embeddings_write
 from tests.memory.recall_helpers import note
@@ -51,9 +51,9 @@ def test_score_fusion_keeps_a_clear_winner_that_rank_fusion_flattens():
     """Rank fusion sees only ranks, so a memory far ahead in one signal and third in the other
     loses to one that is second and first; standardised scores keep the gap."""
     equal = RecallConfig(lexical_weight=1.0, semantic_weight=1.0, rrf_k=5)
-    rrf = _fuse(LEXICAL, SEMANTIC, equal.with_(score_fusion=False))
+    rrf = fuse_ranks(LEXICAL, SEMANTIC, equal.with_(score_fusion=False))
     assert rrf[0].memory_id == 2
-    fused = _fuse_scores(LEXICAL, SEMANTIC, _scores(SEMANTIC), equal, student_id=0, spans=[])
+    fused = fuse_scores(LEXICAL, SEMANTIC, _scores(SEMANTIC), equal, student_id=0, spans=[])
     assert [h.memory_id for h in fused][:2] == [1, 2]
     assert fused[0].lexical_rank == 1 and fused[0].semantic_rank == 3
     assert min(h.score for h in fused) == 1.0  # shifted: the weakest candidate scores 1
@@ -65,7 +65,7 @@ def test_score_fusion_uses_every_candidate_s_semantic_score():
     scores = _scores([(1, 0.9), (2, 0.1), (3, 0.2)])
     config = RecallConfig(lexical_weight=1.0, semantic_weight=1.0)
     # 1, 2 and 5 tie lexically; only 2 and 3 made the semantic list; 1 is closest all the same.
-    hits = _fuse_scores([(1, 2.0), (2, 2.0), (5, 2.0)], [(3, 0.2), (2, 0.1)], scores, config, student_id=0, spans=[])
+    hits = fuse_scores([(1, 2.0), (2, 2.0), (5, 2.0)], [(3, 0.2), (2, 0.1)], scores, config, student_id=0, spans=[])
     by_id = {h.memory_id: h for h in hits}
     assert hits[0].memory_id == 1 and hits[0].semantic_rank is None
     # 5 has no vector: it counts as the least similar candidate, here as similar as 2.
@@ -79,9 +79,9 @@ def test_a_signal_blind_to_a_memory_cannot_bury_it_below_its_floor():
     lexical = [(1, 3.0), (2, 2.9), (3, 2.8), (4, 2.7)]
     semantic = [(5, 0.9), (1, 0.5), (2, 0.5), (3, 0.5), (4, 0.5)]
     config = RecallConfig(lexical_weight=1.0, semantic_weight=1.0, topic_weight=0.0)
-    floored = _fuse_scores(lexical, semantic, _scores(semantic), config, student_id=0, spans=[])
+    floored = fuse_scores(lexical, semantic, _scores(semantic), config, student_id=0, spans=[])
     assert floored[0].memory_id == 5
-    unfloored = _fuse_scores(
+    unfloored = fuse_scores(
         lexical,
         semantic,
         _scores(semantic),
@@ -116,7 +116,7 @@ class WordsEmbedder:
 
     name = "test:words"
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         matrix = np.zeros((len(texts), 64), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in fts.analyse(text, "en"):
@@ -171,9 +171,9 @@ class CountingEmbedder(WordsEmbedder):
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         self.calls.append(list(texts))
-        return super().embed(texts)
+        return super().embed(texts, student_id=student_id)
 
 
 def test_topic_signal_lifts_the_memory_about_the_topic(school):
@@ -259,8 +259,9 @@ def test_related_ids_follow_chains_and_links_within_the_student(school):
     archived = note(alice, "Struggled with the sevens", "Needs practice.", conversation=conversation)
     linked = note(alice, "Prefers short quizzes in class", "Five questions at a time.")
     theirs = note(bob, "Bob practised his times tables", "Bob knows his twos.")
-    AIMemory.objects.filter(pk=seed.pk).update(supersedes=old)
-    AIMemory.objects.filter(pk=newer.pk).update(supersedes=seed)
+    # Statuses left active on purpose: the relation is followed whatever wrote the link.
+    AIMemory.objects.filter(pk=old.pk).update(superseded_by=seed)
+    AIMemory.objects.filter(pk=seed.pk).update(superseded_by=newer)
     AIMemory.objects.filter(pk=archived.pk).update(status=AIMemory.Status.ARCHIVED)
     for target in (linked, theirs):
         AIMemory.links.through.objects.create(from_aimemory_id=seed.pk, to_aimemory_id=target.pk)
@@ -463,10 +464,8 @@ def test_block_cost_from_stored_counts_is_an_upper_bound(source):
     """The memory block is budgeted from stored token counts; the estimate never undercounts."""
     from datetime import UTC, datetime
 
-    from conversations.prompts import MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, format_memory
     from llm.tokens import count_tokens
     from memory.models import AIMemory
-    from memory.recall import memory_block_tokens, memory_item
 
     memories = []
     for i, (title, content) in enumerate(

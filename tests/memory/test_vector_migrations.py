@@ -77,14 +77,21 @@ def fresh_database(tmp_path: Path) -> Iterator[_Database]:
 def _memories_with_byte_vectors(db: _Database, count: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """`count` memories of a new student, each with a vector and 2 sentence vectors stored as the
     byte columns held them before the move; their values by memory id."""
+    # The user through the ORM (its model has not changed since); the memories in SQL, with the
+    # columns memory 0009 has (the model has more today).
     script = (
-        "from django.utils import timezone; from accounts.models import User; from memory.models import AIMemory;"
-        "s = User.objects.create_user(username='mig', password='x', role='student');"
-        f"[AIMemory.objects.create(student=s, kind='note', title=f'Note {{i}}', content='Text.', source='teacher',"
-        f" created_at=timezone.now()) for i in range({count})];"
-        "print(s.pk)"
+        "from accounts.models import User;"
+        "print(User.objects.create_user(username='mig', password='x', role='student').pk)"
     )
     student = int(_manage(db.url, "shell", "-c", script).stdout.split()[-1])
+    for i in range(count):
+        db.sql(
+            "INSERT INTO memory_aimemory (student_id, kind, title, content, source, token_count, status, visibility,"
+            " archived_reason, source_ref, needs_review, confidence, created_at, updated_at, revision)"
+            " VALUES (%s, 'note', %s, 'Text.', 'teacher', 0, 'active', 'student', '', '', %s, 1.0,"
+            " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 0)",
+            (student, f"Note {i}", False),
+        )
     rng = np.random.default_rng(7)
     stored = {}
     for (memory_id,) in db.sql("SELECT id FROM memory_aimemory ORDER BY id"):
@@ -109,9 +116,7 @@ def _read_vectors(db: _Database) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     import json
 
     rows = json.loads(_manage(db.url, "shell", "-c", script).stdout.strip().splitlines()[-1])
-    return {
-        int(pk): (np.array(v, np.float32), np.array(s, np.float32).reshape(-1, DIM)) for pk, (v, s) in rows.items()
-    }
+    return {int(pk): (np.array(v, np.float32), np.array(s, np.float32).reshape(-1, DIM)) for pk, (v, s) in rows.items()}
 
 
 def test_migrate_moves_byte_vectors_and_resumes_where_it_stopped(fresh_database):

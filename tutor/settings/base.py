@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "conversations",
     "memory",
     "learning",
+    "privacy",
     "web",
 ]
 
@@ -447,6 +448,26 @@ RECALL_SENTENCE_SHORTLIST = env_int("RECALL_SENTENCE_SHORTLIST", 200)
 RECALL_TOPIC_WEIGHT = env_float("RECALL_TOPIC_WEIGHT", 0.6)
 RECALL_TOPIC_COMMON_SHARE = env_float("RECALL_TOPIC_COMMON_SHARE", 0.5)
 RECALL_TOPIC_MIN_MEMORIES = env_int("RECALL_TOPIC_MIN_MEMORIES", 5)
+
+# The memory lifecycle (docs/memory-lifecycle.md).
+# Facts and approaches (the semantic and procedural tiers) extracted from each new episodic
+# memory by the summary model, in the background; at most MEMORY_TIER_COUNT of them, the most
+# confident first, open the prompt's memory block (within MEMORY_TOKEN_BUDGET).
+MEMORY_EXTRACTION_ENABLED = env_bool("MEMORY_EXTRACTION_ENABLED", True)
+MEMORY_FACT_MIN_CONFIDENCE = env_float("MEMORY_FACT_MIN_CONFIDENCE", 0.5)
+MEMORY_TIER_COUNT = env_int("MEMORY_TIER_COUNT", 10)
+# The model's supersession and merge decisions are applied at this confidence or more.
+MEMORY_SUPERSEDE_MIN_CONFIDENCE = env_float("MEMORY_SUPERSEDE_MIN_CONFIDENCE", 0.7)
+MEMORY_MERGE_MIN_CONFIDENCE = env_float("MEMORY_MERGE_MIN_CONFIDENCE", 0.7)
+# Consolidation: active memories of one tier whose vectors are at least this similar (cosine)
+# form a cluster the model is asked to merge; every MEMORY_CONSOLIDATION_INTERVAL_HOURS.
+MEMORY_CONSOLIDATION_SIMILARITY = env_float("MEMORY_CONSOLIDATION_SIMILARITY", 0.92)
+MEMORY_CONSOLIDATION_INTERVAL_HOURS = env_float("MEMORY_CONSOLIDATION_INTERVAL_HOURS", 24.0)
+MEMORY_CONSOLIDATION_MAX_CLUSTER = env_int("MEMORY_CONSOLIDATION_MAX_CLUSTER", 20)
+CELERY_BEAT_SCHEDULE["consolidate-memories"] = {
+    "task": "memory.tasks.memories_consolidate_due",
+    "schedule": MEMORY_CONSOLIDATION_INTERVAL_HOURS * 3600,
+}
 
 # --- Embeddings (memory.embeddings) ----------------------------------------------------------------
 # auto: the local model if requirements-embeddings.txt is installed, else none (lexical recall).

@@ -201,6 +201,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/conversations/{conversation_id}/messages/{message_id}/memories/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What the tutor knew when it wrote this reply: the memories of its prompt, in the
+         *     order the prompt showed them, with their scores and signals (the access log, written
+         *     with the reply and never changed). A student's message, or a reply without memories,
+         *     gives an empty list.
+         */
+        get: operations["conversations_messages_memories_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/": {
         parameters: {
             query?: never;
@@ -273,6 +295,107 @@ export interface paths {
          *     prompt, and stays readable here with its reason. Never deleted; archiving twice is a no-op.
          */
         post: operations["memories_archive_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memories/{memory_id}/chain/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The supersession chain around a memory: what it replaced and what replaced it, as
+         *     far as the requester may see.
+         */
+        get: operations["memories_chain_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memories/{memory_id}/supersede/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description A teacher of the student marks this memory superseded by a newer one of the same
+         *     student, with a reason: it leaves recall and the prompt, and stays readable with its chain.
+         *     A memory that is not active, or of another student, is a 409.
+         */
+        post: operations["memories_supersede_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memory-reviews/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Pairs the summary model thought might be updates, with too little confidence to act:
+         *     nothing changed; a teacher of the student applies or dismisses each (open by default).
+         */
+        get: operations["memory_reviews_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memory-reviews/{review_id}/apply/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Apply the review (the older memory is superseded by the newer) or dismiss it. A
+         *     decided review is a 409; another class's is a 404.
+         */
+        post: operations["memory_reviews_apply_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memory-reviews/{review_id}/dismiss/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Apply the review (the older memory is superseded by the newer) or dismiss it. A
+         *     decided review is a 409; another class's is a 404.
+         */
+        post: operations["memory_reviews_dismiss_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -362,6 +485,47 @@ export interface paths {
             cookie?: never;
         };
         get: operations["students_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/students/{student_id}/erase/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Legal erasure (staff with privacy.erase_student): deletes the student and everything
+         *     about them in one transaction, anonymises their model usage, and keeps an audit record
+         *     that names neither the student nor any content. Cannot be undone.
+         */
+        post: operations["students_erase_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/students/{student_id}/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Export a student's data: profile, conversations with messages and file metadata,
+         *     memories with their provenance and supersession chain, reviews, learning, access log.
+         */
+        get: operations["students_export_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -583,6 +747,23 @@ export interface components {
          * @enum {string}
          */
         DoneEventEventEnum: "done";
+        /** @description The audit record of an erasure: no content, nothing that names the student. */
+        ErasureOutput: {
+            readonly reference: string;
+            /** Format: date-time */
+            readonly erased_at: string;
+            readonly erased_by: number | null;
+            readonly via: components["schemas"]["ViaEnum"];
+            readonly reason: string;
+            /** @description {"deleted": {"app.Model": rows}, "anonymised": {"llm.LLMUsage": rows}} */
+            counts: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+            readonly files_pending: number;
+            readonly files_failed: number;
+        };
         ErrorDetail: {
             /** @description Stable, one per meaning: not_found, invalid, csrf_failed, ... */
             code: string;
@@ -612,6 +793,227 @@ export interface components {
          * @enum {string}
          */
         ErrorEventEventEnum: "error";
+        /** @description A summary of the conversation's older messages written by context compression. */
+        ExportCheckpoint: {
+            readonly id: number;
+            readonly covers_through_seq: number;
+            readonly covered_messages: number;
+            readonly summary: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ExportClassroom: {
+            id: number;
+            name: string;
+            /** @description The teacher's user id. */
+            teacher: number;
+            /** Format: date-time */
+            enrolled_at: string;
+        };
+        /** @description For the schema: a conversation as the document holds it. */
+        ExportConversation: {
+            readonly id: number;
+            readonly subject: string;
+            readonly status: components["schemas"]["ConversationStatusEnum"];
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly last_activity_at: string;
+            /** Format: date-time */
+            readonly ended_at: string | null;
+            readonly message_count: number;
+            readonly summary_status: components["schemas"]["SummaryStatusEnum"];
+            /** @description Oldest first. */
+            readonly messages: components["schemas"]["ExportMessage"][];
+            readonly files: components["schemas"]["ExportFile"][];
+            readonly checkpoints: components["schemas"]["ExportCheckpoint"][];
+        };
+        /** @description The whole export (docs/privacy.md), streamed as one JSON document. */
+        ExportDocument: {
+            /**
+             * @description The document's format and version.
+             *
+             *     * `tutor-export/1` - tutor-export/1
+             */
+            format: components["schemas"]["FormatEnum"];
+            /** Format: date-time */
+            exported_at: string;
+            student: components["schemas"]["ExportStudent"];
+            /** @description Oldest first. */
+            conversations: components["schemas"]["ExportConversation"][];
+            /** @description All statuses, oldest first. */
+            memories: components["schemas"]["ExportMemory"][];
+            supersession_reviews: components["schemas"]["ExportSupersessionReview"][];
+            learning: components["schemas"]["ExportLearning"];
+            /** @description The access log of the student's conversations. */
+            reply_memories: components["schemas"]["ExportReplyMemory"][];
+        };
+        /** @description A file's metadata only: its bytes and extracted text stay out of the export. */
+        ExportFile: {
+            readonly id: number;
+            readonly name: string;
+            readonly content_type: string;
+            readonly size: number;
+            readonly status: components["schemas"]["FileStatusEnum"];
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ExportLearning: {
+            /** @description With questions and answers (QuizOutput). */
+            readonly quizzes: components["schemas"]["QuizOutput"][];
+            readonly skills: components["schemas"]["ExportSkill"][];
+            readonly tasks: components["schemas"]["ExportTask"][];
+        };
+        /**
+         * @description Every field of a memory with its provenance and its supersession chain both ways.
+         *
+         *     The context gives `supersedes` ({memory id: [ids it replaced]}), `links` ({id: [ids]}) and
+         *     `hidden` (the ids of teacher-only notes left out of a student's own export, which no id here
+         *     names either).
+         */
+        ExportMemory: {
+            readonly id: number;
+            readonly kind: components["schemas"]["MemoryKindEnum"];
+            readonly tier: components["schemas"]["TierEnum"];
+            readonly title: string;
+            readonly content: string;
+            readonly status: components["schemas"]["MemoryStatusEnum"];
+            readonly visibility: components["schemas"]["MemoryVisibilityEnum"];
+            readonly archived_reason: string;
+            readonly source: components["schemas"]["MemorySourceEnum"];
+            readonly source_ref: string;
+            readonly source_conversation: number | null;
+            /** @description The teacher who wrote a teacher note. */
+            readonly author: number | null;
+            /** @description Ids of the memories it was drawn from. */
+            readonly evidence: number[];
+            /** Format: double */
+            readonly confidence: number;
+            readonly needs_review: boolean;
+            /** @description The model that wrote it. */
+            readonly model: string;
+            /** @description The newer memory that replaced this one. */
+            readonly superseded_by: number | null;
+            /** @description Ids of the memories this one replaced. */
+            readonly supersedes: number[];
+            readonly links: number[];
+            readonly successes: number;
+            readonly failures: number;
+            readonly recall_count: number;
+            /** Format: date-time */
+            readonly last_recalled_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        ExportMessage: {
+            readonly id: number;
+            readonly seq: number;
+            readonly role: components["schemas"]["MessageRoleEnum"];
+            readonly content: string;
+            readonly client_message_id: string | null;
+            readonly reply_to: number | null;
+            readonly token_count: number;
+            readonly prompt_tokens: number;
+            readonly completion_tokens: number;
+            readonly model: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /** @description One memory that was in the prompt of one tutor reply (the access log). */
+        ExportReplyMemory: {
+            readonly message: number;
+            readonly memory: number;
+            readonly rank: number;
+            /** Format: double */
+            readonly score: number | null;
+            readonly signals: {
+                [key: string]: unknown;
+            };
+        };
+        ExportSkill: {
+            readonly id: number;
+            /** @description The label as last written. */
+            readonly skill: string;
+            readonly skill_key: string;
+            /** @description Graded answers. */
+            readonly attempts: number;
+            readonly correct: number;
+            /** Format: double */
+            readonly estimate: number;
+            /** Format: date-time */
+            readonly estimated_at: string;
+            /**
+             * Format: double
+             * @description The estimate's change over the last results.
+             */
+            readonly trend: number;
+            readonly history: number[];
+            readonly latest_quiz: number | null;
+            readonly latest_correct: number;
+            readonly latest_total: number;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        /** @description The profile: no password, no token. */
+        ExportStudent: {
+            readonly id: number;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            readonly username: string;
+            readonly first_name: string;
+            readonly last_name: string;
+            /** @description Empty when none was given. */
+            readonly email: string;
+            readonly role: components["schemas"]["UserRoleEnum"];
+            readonly language: components["schemas"]["LanguageEnum"];
+            /**
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
+             */
+            readonly is_active: boolean;
+            /** Format: date-time */
+            readonly date_joined: string;
+            /** Format: date-time */
+            readonly last_login: string | null;
+            readonly classrooms: components["schemas"]["ExportClassroom"][];
+        };
+        ExportSupersessionReview: {
+            readonly id: number;
+            readonly older: number;
+            readonly newer: number;
+            /** Format: double */
+            readonly confidence: number;
+            readonly reason: string;
+            readonly model: string;
+            /** @description open, applied or dismissed. */
+            readonly status: string;
+            readonly decided_by: number | null;
+            /** Format: date-time */
+            readonly decided_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /**
+         * @description A task set to the student or to one of their classes, with the student's own status
+         *     (`todo` and nulls when they never set one).
+         */
+        ExportTask: {
+            readonly id: number;
+            readonly title: string;
+            readonly instructions: string;
+            readonly subject: string;
+            /** Format: date-time */
+            readonly due_at: string | null;
+            readonly classroom: number | null;
+            readonly teacher: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description {status, source, reason, updated_at}: the student's status on the task. */
+            readonly progress: {
+                [key: string]: unknown;
+            };
+        };
         /** @description A file attached to a conversation: its metadata only (the content is never served). */
         FileOutput: {
             readonly id: number;
@@ -639,6 +1041,11 @@ export interface components {
          */
         FileStatusEnum: "pending" | "ready" | "unreadable";
         /**
+         * @description * `tutor-export/1` - tutor-export/1
+         * @enum {string}
+         */
+        FormatEnum: "tutor-export/1";
+        /**
          * @description * `en` - English
          *     * `fr` - Français
          * @enum {string}
@@ -646,6 +1053,13 @@ export interface components {
         LanguageEnum: "en" | "fr";
         MemoryArchiveInputRequest: {
             reason: string;
+        };
+        MemoryChainOutput: {
+            memory: components["schemas"]["MemoryOutput"];
+            /** @description What it replaced, oldest first (every generation). */
+            older: components["schemas"]["MemoryOutput"][];
+            /** @description What replaced it, next first. */
+            newer: components["schemas"]["MemoryOutput"][];
         };
         /** @description A note the tutor saved with save_memory. */
         MemoryEvent: {
@@ -667,9 +1081,11 @@ export interface components {
          *     * `teacher_note` - Teacher note
          *     * `quiz_result` - Quiz result
          *     * `file` - Uploaded file
+         *     * `fact` - Fact about the student
+         *     * `approach` - What worked
          * @enum {string}
          */
-        MemoryKindEnum: "summary" | "note" | "teacher_note" | "quiz_result" | "file";
+        MemoryKindEnum: "summary" | "note" | "teacher_note" | "quiz_result" | "file" | "fact" | "approach";
         MemoryListCreateInputRequest: {
             /** Format: int64 */
             student: number;
@@ -688,6 +1104,7 @@ export interface components {
             readonly id: number;
             readonly student: number;
             readonly kind: components["schemas"]["MemoryKindEnum"];
+            readonly tier: components["schemas"]["TierEnum"];
             readonly title: string;
             readonly content: string;
             readonly source: components["schemas"]["MemorySourceEnum"];
@@ -697,9 +1114,20 @@ export interface components {
             readonly status: components["schemas"]["MemoryStatusEnum"];
             readonly visibility: components["schemas"]["MemoryVisibilityEnum"];
             readonly archived_reason: string;
+            readonly superseded_by: number | null;
+            /** @description The memories this one replaced (superseded or merged into it). */
+            readonly supersedes: number[];
             readonly needs_review: boolean;
             /** Format: double */
             readonly confidence: number;
+            readonly evidence: number[];
+            /** @description The model that wrote it. */
+            readonly model: string;
+            readonly successes: number;
+            readonly failures: number;
+            readonly recall_count: number;
+            /** Format: date-time */
+            readonly last_recalled_at: string | null;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -711,15 +1139,28 @@ export interface components {
          *     * `teacher` - Teacher
          *     * `quiz` - Graded quiz
          *     * `file_upload` - Uploaded file
+         *     * `extraction` - Extracted from other memories
+         *     * `merge` - Merged from other memories
+         *     * `import` - Imported
+         *     * `mcp_tool` - An agent's write (MCP)
          * @enum {string}
          */
-        MemorySourceEnum: "summary_task" | "save_memory_tool" | "teacher" | "quiz" | "file_upload";
+        MemorySourceEnum: "summary_task" | "save_memory_tool" | "teacher" | "quiz" | "file_upload" | "extraction" | "merge" | "import" | "mcp_tool";
         /**
          * @description * `active` - Active
          *     * `archived` - Archived
+         *     * `superseded` - Superseded
          * @enum {string}
          */
-        MemoryStatusEnum: "active" | "archived";
+        MemoryStatusEnum: "active" | "archived" | "superseded";
+        MemorySupersedeInputRequest: {
+            /**
+             * Format: int64
+             * @description The newer memory that replaces it.
+             */
+            by: number;
+            reason: string;
+        };
         /**
          * @description * `student` - The student and their teachers
          *     * `teacher_only` - Teachers only
@@ -817,6 +1258,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["QuizSummaryOutput"][];
+        };
+        PaginatedSupersessionReviewOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["SupersessionReviewOutput"][];
         };
         PaginatedTaskOutputList: {
             /** @example 123 */
@@ -956,6 +1412,16 @@ export interface components {
             /** Format: date-time */
             readonly graded_at: string | null;
         };
+        ReplyMemoryOutput: {
+            readonly rank: number;
+            /** Format: double */
+            readonly score: number | null;
+            /** @description Why it was in the prompt: tier (a fact or an approach, shown first), latest (among the newest memories), and for a recalled memory its fused score, lexical_rank, semantic_rank and related. */
+            readonly signals: {
+                [key: string]: unknown;
+            };
+            readonly memory: components["schemas"]["MemoryOutput"];
+        };
         SessionLoginOutput: {
             user: components["schemas"]["UserOutput"];
             csrf_token: string;
@@ -982,6 +1448,12 @@ export interface components {
             latest_total: number;
             /** Format: date-time */
             last_result_at: string;
+        };
+        StudentEraseInputRequest: {
+            /** @description The student's id or username, typed again. */
+            confirm: string;
+            /** @description Why (a request's date and channel...). Kept in the audit record: do not name the student. */
+            reason: string;
         };
         StudentSkillOutput: {
             skill: string;
@@ -1018,6 +1490,29 @@ export interface components {
          * @enum {string}
          */
         SummaryStatusEnum: "not_requested" | "pending" | "done" | "skipped" | "failed" | "fallback";
+        SupersessionReviewOutput: {
+            readonly id: number;
+            readonly student: number;
+            readonly older: components["schemas"]["MemoryOutput"];
+            readonly newer: components["schemas"]["MemoryOutput"];
+            /** Format: double */
+            readonly confidence: number;
+            readonly reason: string;
+            readonly model: string;
+            readonly status: components["schemas"]["SupersessionReviewOutputStatusEnum"];
+            readonly decided_by: number | null;
+            /** Format: date-time */
+            readonly decided_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /**
+         * @description * `open` - Open
+         *     * `applied` - Applied
+         *     * `dismissed` - Dismissed
+         * @enum {string}
+         */
+        SupersessionReviewOutputStatusEnum: "open" | "applied" | "dismissed";
         TaskListCreateInputRequest: {
             /** Format: int64 */
             classroom?: number;
@@ -1079,6 +1574,13 @@ export interface components {
          * @enum {string}
          */
         TaskStatusSourceEnum: "student" | "tutor";
+        /**
+         * @description * `episodic` - Episodic
+         *     * `semantic` - Semantic
+         *     * `procedural` - Procedural
+         * @enum {string}
+         */
+        TierEnum: "episodic" | "semantic" | "procedural";
         TokenObtainOutput: {
             token: string;
         };
@@ -1163,6 +1665,12 @@ export interface components {
          * @enum {string}
          */
         UserRoleEnum: "student" | "teacher" | "staff";
+        /**
+         * @description * `api` - API
+         *     * `command` - manage.py erase_student
+         * @enum {string}
+         */
+        ViaEnum: "api" | "command";
     };
     responses: never;
     parameters: never;
@@ -2502,6 +3010,91 @@ export interface operations {
             };
         };
     };
+    conversations_messages_memories_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: number;
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplyMemoryOutput"][];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     me_retrieve: {
         parameters: {
             query?: never;
@@ -2706,8 +3299,10 @@ export interface operations {
                  *     * `teacher_note` - Teacher note
                  *     * `quiz_result` - Quiz result
                  *     * `file` - Uploaded file
+                 *     * `fact` - Fact about the student
+                 *     * `approach` - What worked
                  */
-                kind?: "summary" | "note" | "teacher_note" | "quiz_result" | "file";
+                kind?: "summary" | "note" | "teacher_note" | "quiz_result" | "file" | "fact" | "approach";
                 /** @description A page number within the paginated result set. */
                 page?: number;
                 /** @description Number of results to return per page. */
@@ -2717,9 +3312,10 @@ export interface operations {
                 /**
                  * @description * `active` - Active
                  *     * `archived` - Archived
+                 *     * `superseded` - Superseded
                  *     * `all` - All
                  */
-                status?: "active" | "archived" | "all";
+                status?: "active" | "archived" | "superseded" | "all";
                 /** @description A teacher's student; a student sees their own. */
                 student?: number;
             };
@@ -3135,6 +3731,522 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    memories_chain_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryChainOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    memories_supersede_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemorySupersedeInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    memory_reviews_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /**
+                 * @description * `open` - Open
+                 *     * `applied` - Applied
+                 *     * `dismissed` - Dismissed
+                 *     * `all` - All
+                 */
+                status?: "open" | "applied" | "dismissed" | "all";
+                student?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSupersessionReviewOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    memory_reviews_apply_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SupersessionReviewOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    memory_reviews_dismiss_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                review_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SupersessionReviewOutput"];
                 };
             };
             /** @description The input is invalid: `details` holds a message per field. */
@@ -3652,6 +4764,207 @@ export interface operations {
                 };
             };
             /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_erase_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudentEraseInputRequest"];
+            };
+        };
+        responses: {
+            /** @description Erased: the audit record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureOutput"];
+                };
+            };
+            /** @description `confirm` is not the student's id or username, or no reason. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Staff without the privacy.erase_student permission. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such student, or the requester is not staff. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_export_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The student's whole record as one JSON document (format `tutor-export/1`, docs/privacy.md), streamed as an attachment. For their teacher, staff with privacy.export_student, and the student themself (without teacher-only notes). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportDocument"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such student, or not one the requester may export. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -23,10 +23,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from conversations.models import Conversation, Message
-from conversations.tasks import conversations_end_idle
+from conversations.tasks import conversation_summarize, conversations_end_idle, summaries_sweep
 from llm.models import LLMUsage
 from memory.models import AIMemory
-from memory.tasks import conversation_summarize, summaries_sweep
 from tests.conftest import Worker, wait_for
 from tests.llm_server import DEFAULT_SUMMARY, ScriptedLLM
 

@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from conversations.services import conversation_close
+from conversations.summaries import Outcome, conversation_summary_write, pending_summaries_due
 from memory.models import AIMemory
 from memory.services import memory_summary_store
-from memory.summaries import Outcome, conversation_summary_write, pending_summaries_due
 from tests.conftest import client_for
 from tests.conversations.test_turn import send, start
 
@@ -185,8 +185,8 @@ def test_a_database_error_during_a_summary_is_retried_not_a_failure(ended, llm, 
 
     from django.db import OperationalError
 
-    from memory import summaries
-    from memory.tasks import conversation_summarize
+    from conversations import summaries
+    from conversations.tasks import conversation_summarize
 
     with mock.patch.object(summaries, "memory_summary_store", side_effect=OperationalError("terminating connection")):
         result = conversation_summarize.apply(args=(ended,))
@@ -222,8 +222,8 @@ def test_a_permanent_database_error_settles_the_summary_with_a_fallback(ended, l
     SUMMARY_MAX_RETRIES times at most (one model call each), then settled: the fallback memory is
     stored (status fallback, the error kept and logged with its traceback), and the sweep never
     sends it again, so the model is not paid for it again."""
-    from memory import summaries
-    from memory.tasks import conversation_summarize, summaries_sweep
+    from conversations import summaries
+    from conversations.tasks import conversation_summarize, summaries_sweep
 
     settings.SUMMARY_MAX_RETRIES = 2
     store = summaries.memory_summary_store
@@ -257,8 +257,8 @@ def test_a_permanent_database_error_that_also_refuses_the_fallback_marks_the_sum
 ):
     """If even the fallback memory cannot be stored, the summary is marked failed with the error
     (logged with its traceback), never pending again: settled, not silently lost."""
-    from memory import summaries
-    from memory.tasks import conversation_summarize
+    from conversations import summaries
+    from conversations.tasks import conversation_summarize
 
     settings.SUMMARY_MAX_RETRIES = 1
     with mock.patch.object(summaries, "memory_summary_store", side_effect=DataError("value too long")):

@@ -1,0 +1,108 @@
+"""A student's export (streamed JSON) and legal erasure (docs/privacy.md)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import User
+from privacy import services
+from privacy.export import export_filename, export_student_get, student_export
+from privacy.models import Erasure
+from privacy.serializers import ErasureOutput, ExportDocument
+from tutor.api import StrictCharField
+from tutor.schema import ErrorEnvelope
+
+# Under ASGI each hop to the request's thread carries about this much of the document.
+ASYNC_PIECE_BYTES = 64 * 1024
+
+
+def _take(pieces: Iterator[bytes]) -> bytes:
+    out: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        out.append(piece)
+        size += len(piece)
+        if size >= ASYNC_PIECE_BYTES:
+            break
+    return b"".join(out)
+
+
+async def _served_async(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """The document for an ASGI server, which would otherwise read a synchronous iterator whole
+    into memory before sending it. Each step runs on the request's own thread (thread
+    sensitive), where the view's connection and its cursors live."""
+    take = sync_to_async(_take, thread_sensitive=True)
+    while chunk := await take(pieces):
+        yield chunk
+
+
+class StudentExportApi(APIView):
+    @extend_schema(
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                ExportDocument,
+                description=(
+                    "The student's whole record as one JSON document (format `tutor-export/1`, "
+                    "docs/privacy.md), streamed as an attachment. For their teacher, staff with "
+                    "privacy.export_student, and the student themself (without teacher-only notes)."
+                ),
+            ),
+            404: OpenApiResponse(ErrorEnvelope, description="No such student, or not one the requester may export."),
+        }
+    )
+    def get(self, request: Request, student_id: int) -> StreamingHttpResponse:
+        """Export a student's data: profile, conversations with messages and file metadata,
+        memories with their provenance and supersession chain, reviews, learning, access log."""
+        student, full = export_student_get(user=request.user, student_id=student_id)
+        pieces = student_export(student=student, viewer=request.user, include_teacher_only=full)
+        content = _served_async(pieces) if isinstance(request._request, ASGIRequest) else pieces
+        response = StreamingHttpResponse(content, content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{export_filename(student)}"'
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class StudentEraseApi(APIView):
+    class Input(serializers.Serializer[None]):
+        confirm = serializers.CharField(max_length=150, help_text="The student's id or username, typed again.")
+        reason = StrictCharField(
+            max_length=services.REASON_MAX_CHARS,
+            help_text="Why (a request's date and channel...). Kept in the audit record: do not name the student.",
+        )
+
+    @extend_schema(
+        request=Input,
+        responses={
+            200: OpenApiResponse(ErasureOutput, description="Erased: the audit record."),
+            400: OpenApiResponse(
+                ErrorEnvelope, description="`confirm` is not the student's id or username, or no reason."
+            ),
+            403: OpenApiResponse(ErrorEnvelope, description="Staff without the privacy.erase_student permission."),
+            404: OpenApiResponse(ErrorEnvelope, description="No such student, or the requester is not staff."),
+        },
+    )
+    def post(self, request: Request, student_id: int) -> Response:
+        """Legal erasure (staff with privacy.erase_student): deletes the student and everything
+        about them in one transaction, anonymises their model usage, and keeps an audit record
+        that names neither the student nor any content. Cannot be undone."""
+        services.erasure_check_allowed(user=request.user)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        assert isinstance(request.user, User)
+        erasure = services.student_erase(
+            student_id=student_id,
+            confirm=data.validated_data["confirm"],
+            reason=data.validated_data["reason"],
+            erased_by=request.user,
+            via=Erasure.Via.API,
+        )
+        return Response(ErasureOutput(erasure).data)

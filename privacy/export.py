@@ -1,0 +1,193 @@
+"""A student's export: who may ask for it, and the document, written as it is read.
+
+`export_student_get` is the access rule: the student's teacher (through the scoping primitive,
+accounts.selectors.student_get_visible), the student themself, or staff with the export
+permission (the one bypass of the class scope, for any student, deactivated ones included).
+
+`student_export` yields the `tutor-export/1` document (docs/privacy.md) in pieces: every table
+is read with `.iterator(chunk_size=...)` and each chunk of rows is serialised and written with
+json.dumps, so memory stays bounded by one chunk whatever the student's history. A student's
+own export leaves out teacher-only notes, and every id that would point at one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db.models import Model, Prefetch, Q, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from rest_framework import serializers
+from rest_framework.utils.encoders import JSONEncoder
+
+from accounts.models import User
+from accounts.selectors import student_get_visible
+from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
+from learning.models import Answer, Question, Quiz, SkillMastery, Task, TaskStatus
+from learning.serializers import QuizOutput
+from memory.models import AIMemory, SupersessionReview
+from privacy import serializers as out
+from privacy.models import EXPORT_PERMISSION
+from tutor.errors import NotFound
+
+CHUNK_SIZE = 500
+
+
+def staff_with(user: Any, permission: str) -> bool:
+    """Whether `user` is an active staff account holding `permission` (superusers hold all): the
+    only way past the class scope in this app."""
+    return bool(
+        getattr(user, "is_authenticated", False) and user.is_active and user.is_staff and user.has_perm(permission)
+    )
+
+
+def export_student_get(*, user: Any, student_id: Any) -> tuple[User, bool]:
+    """The student `user` may export, and whether teacher-only notes are included (not for the
+    student themself); else NotFound, as for a student that does not exist."""
+    if staff_with(user, EXPORT_PERMISSION):
+        student = User.objects.filter(pk=int(student_id), role=User.Role.STUDENT).first()
+        if student is None:
+            raise NotFound(_("Student not found."))
+        return student, True
+    student = student_get_visible(user=user, student_id=student_id)
+    return student, student.pk != user.pk
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, cls=JSONEncoder, ensure_ascii=False, separators=(",", ":"))
+
+
+def _array(
+    rows: Iterable[Model], serializer: type[serializers.BaseSerializer[Any]], context: dict[str, Any]
+) -> Iterator[str]:
+    """The items of a JSON array (without its brackets), one chunk of rows per piece."""
+    batch: list[Model] = []
+    first = True
+
+    def piece() -> str:
+        nonlocal first
+        text = ",".join(_dumps(item) for item in serializer(batch, many=True, context=context).data)
+        text = text if first else "," + text
+        first = False
+        return text
+
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= CHUNK_SIZE:
+            yield piece()
+            batch = []
+    if batch:
+        yield piece()
+
+
+def _rows(qs: QuerySet[Any]) -> Iterator[Any]:
+    return qs.iterator(chunk_size=CHUNK_SIZE)
+
+
+def _conversations(student: User) -> Iterator[str]:
+    for index, conversation in enumerate(
+        _rows(Conversation.objects.filter(student=student).order_by("created_at", "id"))
+    ):
+        head = _dumps(out.ExportConversationHead(conversation).data)
+        yield ("," if index else "") + head[:-1] + ',"messages":['
+        yield from _array(
+            _rows(Message.objects.filter(conversation=conversation).order_by("seq")), out.ExportMessage, {}
+        )
+        files = ConversationFile.objects.filter(conversation=conversation).order_by("created_at", "id")
+        checkpoints = ContextCheckpoint.objects.filter(conversation=conversation).order_by("covers_through_seq")
+        yield (
+            '],"files":'
+            + _dumps(out.ExportFile(files, many=True).data)
+            + ',"checkpoints":'
+            + _dumps(out.ExportCheckpoint(checkpoints, many=True).data)
+            + "}"
+        )
+
+
+def _memory_context(student: User, hidden: set[int]) -> dict[str, Any]:
+    """The reverse relations of the student's memories, read once: what each one superseded, and
+    its links."""
+    supersedes: dict[int, list[int]] = defaultdict(list)
+    replaced = AIMemory.objects.filter(student=student, superseded_by__isnull=False).order_by("id")
+    for newer, older in replaced.values_list("superseded_by_id", "id"):
+        supersedes[newer].append(older)
+    links: dict[int, list[int]] = defaultdict(list)
+    through = AIMemory.links.through.objects.filter(from_aimemory__student=student).order_by("to_aimemory_id")
+    for source, target in through.values_list("from_aimemory_id", "to_aimemory_id"):
+        links[source].append(target)
+    return {"supersedes": supersedes, "links": links, "hidden": hidden}
+
+
+def _learning(student: User, viewer: Any) -> Iterator[str]:
+    quizzes = (
+        Quiz.objects.filter(student=student)
+        .select_related("attempt")
+        .prefetch_related(
+            Prefetch("questions", queryset=Question.objects.order_by("position")),
+            Prefetch("attempt__answers", queryset=Answer.objects.order_by("question__position")),
+        )
+        .order_by("created_at", "id")
+    )
+    yield '{"quizzes":['
+    # The student's own export hides the expected answers of a quiz not answered yet, as the API does.
+    yield from _array(_rows(quizzes), QuizOutput, {"viewer": viewer})
+    yield '],"skills":['
+    yield from _array(_rows(SkillMastery.objects.filter(student=student).order_by("skill_key")), out.ExportSkill, {})
+    statuses = {row.task_id: row for row in TaskStatus.objects.filter(student=student)}
+    tasks = (
+        Task.objects.filter(Q(student=student) | Q(classroom__enrollments__student=student) | Q(pk__in=list(statuses)))
+        .distinct()
+        .order_by("created_at", "id")
+    )
+    yield '],"tasks":['
+    yield from _array(_rows(tasks), out.ExportTask, {"statuses": statuses})
+    yield "]}"
+
+
+def student_export(*, student: User, viewer: Any, include_teacher_only: bool) -> Iterator[bytes]:
+    """The `tutor-export/1` document of `student`, in UTF-8 pieces (see the module docstring).
+
+    Reads run as the pieces are asked for: a connection is held while the document is written.
+    Rows written meanwhile may or may not be in it (each table is read once, in its turn).
+    """
+    memories = AIMemory.objects.filter(student=student)
+    reviews = SupersessionReview.objects.filter(student=student)
+    accesses = ReplyMemory.objects.filter(message__conversation__student=student)
+    hidden: set[int] = set()
+    if not include_teacher_only:
+        hidden = set(memories.filter(visibility=AIMemory.Visibility.TEACHER_ONLY).values_list("pk", flat=True))
+        memories = memories.shown_to_student()
+        reviews = reviews.exclude(older__visibility=AIMemory.Visibility.TEACHER_ONLY).exclude(
+            newer__visibility=AIMemory.Visibility.TEACHER_ONLY
+        )
+        accesses = accesses.exclude(memory__visibility=AIMemory.Visibility.TEACHER_ONLY)
+
+    def pieces() -> Iterator[str]:
+        exported_at = serializers.DateTimeField().to_representation(timezone.now())
+        yield (
+            f'{{"format":{_dumps(out.EXPORT_FORMAT)},"exported_at":{_dumps(exported_at)},'
+            f'"student":{_dumps(out.ExportStudent(student).data)},"conversations":['
+        )
+        yield from _conversations(student)
+        yield '],"memories":['
+        yield from _array(
+            _rows(memories.order_by("created_at", "id")), out.ExportMemory, _memory_context(student, hidden)
+        )
+        yield '],"supersession_reviews":['
+        yield from _array(_rows(reviews.order_by("created_at", "id")), out.ExportSupersessionReview, {})
+        yield '],"learning":'
+        yield from _learning(student, viewer)
+        yield ',"reply_memories":['
+        yield from _array(_rows(accesses.order_by("message_id", "rank")), out.ExportReplyMemory, {})
+        yield "]}"
+
+    for piece in pieces():
+        yield piece.encode()
+
+
+def export_filename(student: User) -> str:
+    """The attachment's name: the student's id and the date, nothing typed by anyone."""
+    return f"tutor-export-{student.pk}-{timezone.now():%Y%m%d}.json"

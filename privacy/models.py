@@ -1,0 +1,60 @@
+"""The audit of legal erasures: what was erased, when, by whom and why, never whose."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+# The permissions of this app (Erasure.Meta.permissions); superusers have both.
+ERASE_PERMISSION = "privacy.erase_student"
+EXPORT_PERMISSION = "privacy.export_student"
+
+
+def erasure_reference() -> str:
+    """A random reference to quote for an erasure ("er_" and 16 hex digits): it derives from
+    nothing about the student, so it cannot be traced back to them."""
+    return f"er_{secrets.token_hex(8)}"
+
+
+class Erasure(models.Model):
+    """One legal erasure of a student (privacy.services.student_erase).
+
+    It names no content and not the student (neither id nor username): the reference, when,
+    the staff user who did it (empty: `manage.py erase_student` without `--by`), the reason they
+    gave, and how many rows each table lost. `files_pending` stored files were to be deleted after
+    commit; `files_failed` of them could not be (their names are in the error log).
+    """
+
+    class Via(models.TextChoices):
+        API = "api", "API"
+        COMMAND = "command", "manage.py erase_student"
+
+    reference = models.CharField(max_length=32, unique=True, default=erasure_reference, editable=False)
+    erased_at = models.DateTimeField()
+    # PROTECT: an audit record outlives nothing it names; deactivate a staff account instead.
+    erased_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    via = models.CharField(max_length=16, choices=Via.choices)
+    # Free text written by staff, kept as given: it must not name the student (docs/privacy.md).
+    reason = models.TextField()
+    # {"deleted": {"app.Model": n, ...}, "anonymised": {"llm.LLMUsage": n}}.
+    counts = models.JSONField(default=dict)
+    files_pending = models.PositiveIntegerField(default=0)
+    files_failed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-erased_at", "-id"]
+        permissions = [
+            ("erase_student", "Can erase a student and all their data (legal erasure)"),
+            ("export_student", "Can export any student's data"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(files_failed__lte=models.F("files_pending")), name="erasure_files"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Erasure {self.reference}"

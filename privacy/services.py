@@ -1,0 +1,222 @@
+"""Legal erasure of a student: the one exception to "never delete".
+
+`student_erase` deletes everything about one student in one transaction, in dependency order
+(most foreign keys to a student's rows are PROTECT, on purpose: nothing else deletes them),
+anonymises their model usage so that spend totals stay right, and leaves an audit record
+(privacy.models.Erasure) that names neither the student nor any content. The stored files go
+after commit. docs/privacy.md lists what goes where.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from functools import partial
+from typing import Any
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.contrib.sessions.models import Session
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import Model, Q, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from rest_framework.authtoken.models import Token
+
+from accounts.models import Enrollment, User
+from conversations.files import file_storage
+from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
+from learning.models import Quiz, SkillMastery, Task, TaskStatus
+from llm.models import LLMUsage
+from memory.models import (
+    AIMemory,
+    ConsolidationDecision,
+    StudentMemoryRevision,
+    StudentStatistic,
+    SupersessionReview,
+    TermStatistic,
+)
+from privacy.export import staff_with
+from privacy.models import ERASE_PERMISSION, Erasure
+from tutor.errors import Forbidden, NotFound
+
+logger = logging.getLogger(__name__)
+
+REASON_MAX_CHARS = 1000
+# SQLite's full-text index of memories (memory.fts): a virtual table outside the ORM.
+SQLITE_FTS_TABLE = "memory_fts"
+
+
+def erasure_check_allowed(*, user: Any) -> None:
+    """Erasure is for active staff with the erase permission. Anyone else who is not staff gets
+    NotFound (the endpoint tells them nothing, not even that the student exists); staff without
+    the permission get Forbidden."""
+    if not (getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
+        raise NotFound(_("Student not found."))
+    if not staff_with(user, ERASE_PERMISSION):
+        raise Forbidden(_("Erasing a student needs the erase_student permission."))
+
+
+def _confirmed(student: User, confirm: object) -> bool:
+    text = str(confirm).strip() if isinstance(confirm, (str, int)) and not isinstance(confirm, bool) else ""
+    return bool(text) and text in (str(student.pk), student.username)
+
+
+class _Tally:
+    """Rows deleted per model ("app.Model"), from what each delete reports (cascades included)."""
+
+    def __init__(self) -> None:
+        self.deleted: Counter[str] = Counter()
+
+    def delete(self, qs: QuerySet[Any]) -> None:
+        _total, per_model = qs.delete()
+        self.deleted.update({label: n for label, n in per_model.items() if n})
+
+    def add(self, label: str, n: int) -> None:
+        if n:
+            self.deleted[label] += n
+
+
+def _sessions_of(user_id: int) -> list[str]:
+    """The keys of the database sessions signed in as this user. Sessions store the user id
+    inside their encoded data only, so every session is decoded (the erasure is rare; the
+    table holds what SESSION_COOKIE_AGE keeps)."""
+    keys = []
+    for session in Session.objects.order_by("pk").iterator(chunk_size=1000):
+        if str(session.get_decoded().get("_auth_user_id", "")) == str(user_id):
+            keys.append(session.session_key)
+    return keys
+
+
+def _admin_log_about(logged: dict[type[Model], list[int]]) -> Iterator[QuerySet[LogEntry]]:
+    """The admin's log entries about erased rows (their `object_repr` may quote a username, a
+    memory's title...), by chunks of ids (SQLite bounds a statement's parameters)."""
+    for model, pks in logged.items():
+        content_type = ContentType.objects.get_for_model(model, for_concrete_model=False)
+        for start in range(0, len(pks), 500):
+            ids = [str(pk) for pk in pks[start : start + 500]]
+            yield LogEntry.objects.filter(content_type=content_type, object_id__in=ids)
+
+
+def _files_delete(erasure_id: int, names: list[str]) -> None:
+    """After commit: delete the erased files from the storage. A failure is logged with the
+    name (for an operator to delete by hand) and counted on the audit record; nothing retries."""
+    storage = file_storage()
+    failed = 0
+    for name in names:
+        try:
+            storage.delete(name)
+        except Exception:
+            failed += 1
+            logger.exception("erasure %s: could not delete the stored file %s", erasure_id, name)
+    if failed:
+        Erasure.objects.filter(pk=erasure_id).update(files_failed=failed)
+
+
+def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: User | None, via: str) -> Erasure:
+    """Delete the student `student_id` and everything about them; returns the audit record.
+
+    `confirm` must be the student's id or username (a ValidationError otherwise, nothing
+    deleted). The caller checks who may erase (`erasure_check_allowed` for the API; the command
+    is run by whoever may run manage.py).
+
+    One transaction: it commits whole or not at all. It first locks the student's row and their
+    conversations, so a chat turn or a new conversation of theirs waits, then fails on commit;
+    a row of theirs written in the meantime by something that takes neither lock makes a
+    PROTECT (or database) foreign key refuse the last deletes, and the whole erasure rolls back
+    with an error: run it again. Not idempotent by design: a second call finds no student (404).
+    """
+    clean_reason = " ".join(str(reason or "").split())[:REASON_MAX_CHARS]
+    if not clean_reason:
+        raise ValidationError({"reason": [_("Give the reason for the erasure.")]})
+    with transaction.atomic():
+        student = User.objects.select_for_update().filter(pk=student_id, role=User.Role.STUDENT).first()
+        if student is None:
+            raise NotFound(_("Student not found."))
+        if not _confirmed(student, confirm):
+            raise ValidationError({"confirm": [_("Type the student's id or username to confirm the erasure.")]})
+        tally = _Tally()
+
+        conversations = Conversation.objects.filter(student=student)
+        conversation_ids = list(conversations.select_for_update().order_by("pk").values_list("pk", flat=True))
+        memories = AIMemory.objects.filter(student=student)
+        memory_ids = list(memories.order_by("pk").values_list("pk", flat=True))
+        messages = Message.objects.filter(conversation__student=student)
+        files = ConversationFile.objects.filter(conversation__student=student)
+        storage_names = list(files.values_list("storage_name", flat=True))
+        quizzes = Quiz.objects.filter(student=student)
+        # What the admin can act on and log (a user's change, a memory archived there...).
+        logged: dict[type[Model], list[int]] = {
+            User: [student.pk],
+            Conversation: conversation_ids,
+            AIMemory: memory_ids,
+        }
+
+        # Usage stays, without its owner: spend totals (a class's budget, /usage/) keep counting it.
+        anonymised = LLMUsage.objects.filter(
+            Q(student=student) | Q(conversation_id__in=conversations.values("pk"))
+        ).update(student=None, conversation_id=None)
+
+        # The access log and the memory lifecycle's own rows, before the memories they name.
+        tally.delete(ReplyMemory.objects.filter(Q(message__conversation__student=student) | Q(memory__student=student)))
+        tally.delete(
+            SupersessionReview.objects.filter(
+                Q(student=student) | Q(older__student=student) | Q(newer__student=student)
+            )
+        )
+        tally.delete(ConsolidationDecision.objects.filter(student=student))
+
+        # Memories of every status, with their vectors, links and PostgreSQL index rows
+        # (cascades). Their SQLite full-text entries are outside the ORM: deleted here by id,
+        # whatever trigger the migrations left, then the index is merged ('optimize') so that no
+        # older segment of it keeps the deleted terms.
+        if connection.vendor == "sqlite" and memory_ids:
+            with connection.cursor() as cursor:
+                cursor.executemany(f"DELETE FROM {SQLITE_FTS_TABLE} WHERE rowid = %s", [(pk,) for pk in memory_ids])  # noqa: S608
+                tally.add(SQLITE_FTS_TABLE, len(memory_ids))
+                cursor.execute(f"INSERT INTO {SQLITE_FTS_TABLE}({SQLITE_FTS_TABLE}) VALUES ('optimize')")  # noqa: S608
+        # A superseded memory must name its successor (a check constraint), so the chain is
+        # unlinked first rather than set to null one deletion at a time.
+        memories.filter(superseded_by__isnull=False).update(superseded_by=None, status=AIMemory.Status.ARCHIVED)
+        tally.delete(memories)
+        tally.delete(TermStatistic.objects.filter(student=student))
+        tally.delete(StudentStatistic.objects.filter(student=student))
+        tally.delete(StudentMemoryRevision.objects.filter(student=student))
+
+        # Learning: quizzes (questions, attempts, answers cascade), mastery, tasks set to them alone.
+        tally.delete(SkillMastery.objects.filter(student=student))
+        tally.delete(quizzes)
+        tally.delete(TaskStatus.objects.filter(student=student))
+        tally.delete(Task.objects.filter(student=student))
+
+        # Conversations: a reply protects the message it answers, so the links go first.
+        messages.filter(reply_to__isnull=False).update(reply_to=None)
+        tally.delete(ContextCheckpoint.objects.filter(conversation__student=student))
+        tally.delete(files)
+        tally.delete(messages)
+        tally.delete(conversations)
+
+        # The account: classes, tokens, sessions, the admin's log about it all, the user row.
+        tally.delete(Enrollment.objects.filter(student=student))
+        tally.delete(Token.objects.filter(user=student))
+        tally.delete(Session.objects.filter(session_key__in=_sessions_of(student.pk)))
+        for entries in _admin_log_about(logged):
+            tally.delete(entries)
+        tally.delete(LogEntry.objects.filter(user=student))
+        tally.delete(User.objects.filter(pk=student.pk))
+
+        counts = {"deleted": dict(sorted(tally.deleted.items())), "anonymised": {"llm.LLMUsage": anonymised}}
+        erasure = Erasure.objects.create(
+            erased_at=timezone.now(),
+            erased_by=erased_by,
+            via=via,
+            reason=clean_reason,
+            counts=counts,
+            files_pending=len(storage_names),
+        )
+        if storage_names:
+            transaction.on_commit(partial(_files_delete, erasure.pk, storage_names))
+    logger.info("erasure %s done (%s): %s", erasure.reference, via, counts)
+    return erasure
