@@ -1,9 +1,14 @@
 """The admin's view of conversations: read-only. Conversations and messages are written by the
-chat turn and its services (leases, running totals, summaries), never by hand."""
+chat turn and its services (leases, running totals, summaries), never by hand. A scoped user sees
+those of the students they may see (Conversation.objects.visible_to, as the API)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -19,6 +24,9 @@ class ConversationAdmin(ReadOnlyAdmin):
     search_fields = ("subject", "student__username")
     list_select_related = ("student",)
     readonly_fields = ("created_at", "messages")
+
+    def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(pk__in=Conversation.objects.visible_to(request.user).values("pk"))
 
     @admin.display(description="Messages")
     def messages(self, conversation: Conversation) -> SafeString:
@@ -37,6 +45,9 @@ class MessageAdmin(ReadOnlyAdmin):
     ordering = ("-id",)
     # Counting a large table in full as well as filtered is the changelist's slowest query.
     show_full_result_count = False
+
+    def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(conversation__in=Conversation.objects.visible_to(request.user).values("pk"))
 
     @admin.display(description="Content")
     def excerpt(self, message: Message) -> str:

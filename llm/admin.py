@@ -1,10 +1,16 @@
-"""The admin's view of LLM metering: read-only, written only by llm.gateway."""
+"""The admin's view of LLM metering: read-only, written only by llm.gateway. A scoped user sees
+the calls of the students they may see (the API's /usage/), not the anonymised ones."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from accounts.admin import ReadOnlyAdmin
+from accounts.selectors import students_visible_to
 from llm.models import LLMUsage
 
 
@@ -27,3 +33,6 @@ class LLMUsageAdmin(ReadOnlyAdmin):
     list_select_related = ("student",)
     ordering = ("-id",)
     show_full_result_count = False
+
+    def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(student__in=students_visible_to(request.user).values("pk"))

@@ -1,8 +1,12 @@
 """The admin's view of memories: read-only, with their provenance. Memories are written by the
 tutor, the summary task and teachers through memory.services, and never deleted; the one change
-made here is archiving, through `memory_archive_by_staff`, with a reason."""
+made here is archiving, through `memory_archive_by_staff`, with a reason. A scoped user sees, and
+archives, the memories the API shows them (memory.selectors.memories_visible_to: a teacher the
+memories of their classes' students, teacher-only notes included)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -14,6 +18,7 @@ from django.http import HttpRequest
 
 from accounts.admin import ReadOnlyAdmin
 from memory.models import AIMemory
+from memory.selectors import memories_visible_to
 from memory.services import MEMORY_ARCHIVE_PERMISSION, memory_archive_by_staff
 
 
@@ -56,11 +61,15 @@ class AIMemoryAdmin(ReadOnlyAdmin):
     action_form = ArchiveActionForm
     actions = ["archive_selected"]
 
+    def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(pk__in=memories_visible_to(request.user).values("pk"))
+
     def has_archive_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(MEMORY_ARCHIVE_PERMISSION)
 
     @admin.action(description="Archive selected memories", permissions=["archive"])
     def archive_selected(self, request: HttpRequest, queryset: QuerySet[AIMemory]) -> None:
+        # `queryset` is the scoped changelist's selection: a posted id outside the scope is not in it.
         ids = list(queryset.filter(status=AIMemory.Status.ACTIVE).values_list("pk", flat=True))
         try:
             for memory_id in ids:

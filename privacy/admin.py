@@ -1,4 +1,6 @@
-"""The audit of erasures, read-only: an erasure is made by the API or `manage.py erase_student`."""
+"""The audit of erasures, read-only: an erasure is made by the API or `manage.py erase_student`.
+Erasures are staff's alone: a scoped user (a teacher with is_staff) sees none, whatever their
+permissions (TenantScoped's default)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -195,7 +195,9 @@ class ErrorsAsJson(MiddlewareMixin):
         if isinstance(exception, RequestDataTooBig):
             exc = request_too_large()
             return JsonResponse(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
-        if isinstance(exception, (Http404, PermissionDenied)):
+        # Django answers these itself: 404, 403, and 400 for a refused input (the admin's
+        # disallowed lookups and `_to_field`, a bad host...), through the handlers below.
+        if isinstance(exception, (Http404, PermissionDenied, SuspiciousOperation)):
             return None
         logger.error("unhandled error on %s %s", request.method, request.path, exc_info=exception)
         return handler500(request)

@@ -1,6 +1,7 @@
 """The Django admin: staff accounts from createsuperuser, teachers with the staff flag in the
 "Tutor staff" group, read-only views of conversations, memories and LLM usage, and archiving
-through the memory service. A staff account sees no student data through the API."""
+through the memory service. A staff account sees no student data through the API; in the admin
+it sees all, and a teacher their classes' (tests/accounts/test_admin_tenancy.py)."""
 
 from __future__ import annotations
 
@@ -60,9 +61,12 @@ def superuser(db: None, monkeypatch: pytest.MonkeyPatch) -> User:
 
 
 @pytest.fixture
-def staff_teacher(db: None) -> User:
-    """A teacher with the staff flag, in the Tutor staff group, teaching no class."""
-    teacher = make_user("staff_teacher", User.Role.TEACHER, is_staff=True)
+def staff_teacher(school: dict[str, Any]) -> User:
+    """Alice's teacher, given the staff flag and the Tutor staff group: the admin shows them their
+    class's rows (tests/accounts/test_admin_tenancy.py: and no one else's)."""
+    teacher = school["teacher_a"]
+    teacher.is_staff = True
+    teacher.save(update_fields=["is_staff"])
     teacher.groups.add(Group.objects.get(name=TUTOR_STAFF_GROUP))
     return teacher
 
@@ -109,7 +113,7 @@ def test_staff_account_sees_no_student_data_through_the_api(superuser, rows, sch
 @pytest.mark.parametrize("who", ["superuser", "staff_teacher"])
 @pytest.mark.parametrize(("prefix", "key"), MODELS)
 def test_changelist_and_change_page_answer_200(request, rows, who, prefix, key):
-    """A superuser and a staff teacher in the group see every tutor model's list and rows."""
+    """A superuser, and a staff teacher in the group, see every tutor model's list and their class's rows."""
     client = admin_client(request.getfixturevalue(who))
     assert client.get("/admin/").status_code == 200
     assert client.get(f"/admin/{prefix}/").status_code == 200

@@ -1,6 +1,7 @@
 """Tenancy: every endpoint scoped to its owner. Another student and a teacher of another class get
 404 on every detail endpoint; a teacher reads their class's students and writes nothing for them
-except teacher notes."""
+except teacher notes. The admin's half of the matrix (every admin page and action, for the same
+intruders) is tests/accounts/test_admin_tenancy.py."""
 
 from __future__ import annotations
 

@@ -1,0 +1,470 @@
+"""Tenancy in the Django admin: the admin shows each user what the API shows them.
+
+The admin's half of the tenancy matrix (tests/accounts/test_tenancy.py is the API's). Superusers see
+every row. A teacher, or a student, given `is_staff` and every permission on the tutor models sees
+only their scope: alice's rows are a 404 on the change, history and delete URLs of another student
+and of a teacher of another class, missing from their changelists, their searches, the raw-id
+lookups and the autocomplete, and untouched by every action even when alice's id is posted; a
+form that names a row outside the scope is refused, and offers none as a choice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.contrib import admin
+from django.contrib.admin import RelatedOnlyFieldListFilter
+from django.contrib.admin.utils import get_fields_from_path
+from django.contrib.auth.models import Group, Permission
+from django.core.management import call_command
+from django.test import Client, RequestFactory
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from accounts.admin_tenancy import NO_TENANT_DATA, TenantScoped
+from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, User
+from conversations.models import Conversation, Message
+from conversations.services import conversation_create
+from llm.models import LLMUsage
+from memory.models import AIMemory
+from memory.services import teacher_note_create
+from privacy.models import Erasure
+
+STUDENTS = ("alice", "bob", "carol")
+# Everyone who uses the admin in these tests: the superuser, alice's teacher, alice herself, and
+# the intruders (bob in alice's class, carol in another class, teacher_b teaching carol's class).
+VIEWERS = ("root", "teacher_a", "alice", "bob", "carol", "teacher_b")
+
+
+def _rows_of(student: User, teacher: User) -> dict[str, Any]:
+    """One row of each kind the admin shows for `student` (whose teacher is `teacher`), each with
+    a word of its own to search for."""
+    name = student.username
+    conversation = conversation_create(user=student, subject=f"subject-{name}")
+    message = Message.objects.create(
+        conversation=conversation, seq=1, role=Message.Role.STUDENT, content=f"message-{name}", client_message_id="m1"
+    )
+    memory = teacher_note_create(
+        teacher=teacher, student_id=student.pk, title=f"memory-{name} shown to the student", content="x"
+    )
+    note = teacher_note_create(
+        teacher=teacher,
+        student_id=student.pk,
+        title=f"secret-{name} for the teachers only",
+        content="x",
+        visibility=AIMemory.Visibility.TEACHER_ONLY,
+    )
+    usage = LLMUsage.objects.create(purpose=LLMUsage.Purpose.CHAT, model=f"model-{name}", student=student)
+    Token.objects.get_or_create(user=student)
+    return {
+        "user": student,
+        "token": student,  # the token admin names a token by its user's id
+        "conversation": conversation,
+        "message": message,
+        "memory": memory,
+        "teacher_note": note,
+        "usage": usage,
+    }
+
+
+@pytest.fixture
+def admin_rows(school: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each student's rows (alice's are the target), the classrooms, and an erasure record."""
+    teacher_of = {"alice": "teacher_a", "bob": "teacher_a", "carol": "teacher_b"}
+    rows = {name: _rows_of(school[name], school[teacher_of[name]]) for name in STUDENTS}
+    rows["alice"]["classroom"] = school["class_a"]
+    rows["carol"]["classroom"] = school["class_b"]
+    rows["alice"]["erasure"] = Erasure.objects.create(
+        erased_at=timezone.now(), via=Erasure.Via.COMMAND, reason="A request from the school"
+    )
+    return rows
+
+
+def _grant_every_tutor_permission(user: User) -> None:
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    user.user_permissions.add(
+        *Permission.objects.filter(
+            content_type__app_label__in=("accounts", "authtoken", "conversations", "memory", "llm", "privacy")
+        )
+    )
+
+
+@pytest.fixture
+def viewers(school: dict[str, Any], admin_rows: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Client]:
+    """An admin client for each viewer. Everyone but root is made staff with every permission on
+    the tutor models, so that what they miss is the scope's doing, not a permission's."""
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "root-password-1")
+    call_command("createsuperuser", "--noinput", username="root", email="root@example.com", verbosity=0)
+    users = {"root": User.objects.get(username="root")}
+    for name in VIEWERS[1:]:
+        users[name] = User.objects.get(pk=school[name].pk)
+        _grant_every_tutor_permission(users[name])
+    clients = {}
+    for name, user in users.items():
+        clients[name] = Client()
+        clients[name].force_login(user)
+    return clients
+
+
+# Every admin with tenant data: (URL prefix, key of alice's row, a search that finds it, the
+# viewers besides root who may see alice's row, as through the API).
+ADMIN_MATRIX = [
+    ("accounts/user", "user", "alice", {"teacher_a", "alice"}),
+    ("accounts/classroom", "classroom", None, {"teacher_a"}),
+    ("authtoken/tokenproxy", "token", "alice", set()),
+    ("conversations/conversation", "conversation", "subject-alice", {"teacher_a", "alice"}),
+    ("conversations/message", "message", None, {"teacher_a", "alice"}),
+    ("memory/aimemory", "memory", "memory-alice", {"teacher_a", "alice"}),
+    # The API's rule for teacher-only notes: the class's teacher only, not the student.
+    ("memory/aimemory", "teacher_note", "secret-alice", {"teacher_a"}),
+    ("llm/llmusage", "usage", "model-alice", {"teacher_a", "alice"}),
+    # Erasures name no student and are staff's alone.
+    ("privacy/erasure", "erasure", "{reference}", set()),
+]
+MATRIX_IDS = [f"{prefix}:{key}" for prefix, key, _q, _seen in ADMIN_MATRIX]
+
+# Every action of each admin (as a superuser has them), and the row of alice's to post it with.
+ACTION_MATRIX = [
+    ("accounts/user", "delete_selected", "user"),
+    ("accounts/classroom", "delete_selected", "classroom"),
+    ("memory/aimemory", "archive_selected", "memory"),
+    ("memory/aimemory", "archive_selected", "teacher_note"),
+]
+
+
+def _pk(row: Any) -> int:
+    return int(row.pk)
+
+
+def _change_url(prefix: str, row: Any) -> str:
+    return f"/admin/{prefix}/{_pk(row)}/change/"
+
+
+def state() -> tuple[Any, ...]:
+    """What no intruder may change: every tenant row, memories' status, users and classrooms."""
+    return (
+        list(User.objects.order_by("pk").values_list("pk", "username", "role", "is_active", "is_superuser")),
+        list(Classroom.objects.order_by("pk").values_list("pk", "name", "teacher_id")),
+        list(Enrollment.objects.order_by("pk").values_list("pk", "classroom_id", "student_id")),
+        list(Token.objects.order_by("pk").values_list("pk", "user_id")),
+        list(Conversation.objects.order_by("pk").values_list("pk", "subject", "status")),
+        list(Message.objects.order_by("pk").values_list("pk", "content")),
+        list(AIMemory.objects.order_by("pk").values_list("pk", "title", "status", "archived_reason")),
+        list(LLMUsage.objects.order_by("pk").values_list("pk", "student_id", "model")),
+        list(Erasure.objects.order_by("pk").values_list("pk", "reference")),
+    )
+
+
+@pytest.mark.parametrize("viewer", VIEWERS)
+@pytest.mark.parametrize(("prefix", "key", "search", "seen_by"), ADMIN_MATRIX, ids=MATRIX_IDS)
+def test_admin_shows_each_viewer_only_their_scope(viewers, admin_rows, viewer, prefix, key, search, seen_by):
+    """Alice's row is in the changelist, the raw-id lookup and the search results, and its change
+    and history pages open, for root and for whoever sees it through the API. For anyone else it
+    is in none of them, and its change, history and delete URLs (GET and POST) are 404, as for a
+    row that does not exist; nothing changes."""
+    client = viewers[viewer]
+    row = admin_rows["alice"][key]
+    link = _change_url(prefix, row).encode()
+    visible = viewer == "root" or viewer in seen_by
+    pk_name = apps.get_model(*prefix.split("/"))._meta.pk.name
+    pages = [f"/admin/{prefix}/", f"/admin/{prefix}/?_popup=1&_to_field={pk_name}"]
+    if search is not None:
+        term = search.format(reference=getattr(row, "reference", ""))
+        pages.append(f"/admin/{prefix}/?q={term}")
+    for page in pages:
+        resp = client.get(page)
+        assert resp.status_code == 200, page
+        assert (link in resp.content) is visible, page
+    before = state()
+    if visible:
+        assert client.get(_change_url(prefix, row)).status_code == 200
+        assert client.get(f"/admin/{prefix}/{_pk(row)}/history/").status_code == 200
+        return
+    for method, url, body in [
+        ("get", _change_url(prefix, row), None),
+        ("post", _change_url(prefix, row), {"title": "forged", "name": "forged", "username": "forged"}),
+        ("get", f"/admin/{prefix}/{_pk(row)}/history/", None),
+        ("get", f"/admin/{prefix}/{_pk(row)}/delete/", None),
+        ("post", f"/admin/{prefix}/{_pk(row)}/delete/", {"post": "yes"}),
+        ("get", f"/admin/{prefix}/{_pk(row)}/password/", None),
+    ]:
+        if url.endswith("/password/") and prefix != "accounts/user":
+            continue
+        resp = getattr(client, method)(url, body)
+        assert resp.status_code == 404, (method, url, resp.status_code)
+        # The same answer as for a row that does not exist.
+        missing = getattr(client, method)(url.replace(f"/{_pk(row)}/", "/999999/"), body)
+        assert missing.status_code == 404, (method, url)
+    assert state() == before
+
+
+def alice_state(school: dict[str, Any]) -> tuple[Any, ...]:
+    """Alice's rows, her class and its enrollments, as `state` sees them."""
+    alice = school["alice"].pk
+    return (
+        list(User.objects.filter(pk=alice).values_list("pk", "username", "is_active")),
+        list(Classroom.objects.filter(pk=school["class_a"].pk).values_list("pk", "name", "teacher_id")),
+        list(Enrollment.objects.filter(classroom=school["class_a"]).order_by("pk").values_list("pk", "student_id")),
+        list(Token.objects.filter(user_id=alice).values_list("pk")),
+        list(Conversation.objects.filter(student_id=alice).values_list("pk", "subject", "status")),
+        list(Message.objects.filter(conversation__student_id=alice).values_list("pk", "content")),
+        list(AIMemory.objects.filter(student_id=alice).order_by("pk").values_list("pk", "title", "status")),
+        list(LLMUsage.objects.filter(student_id=alice).values_list("pk", "model")),
+    )
+
+
+@pytest.mark.parametrize("viewer", ["bob", "carol", "teacher_b"])
+@pytest.mark.parametrize("select_across", [False, True], ids=["selected", "across"])
+@pytest.mark.parametrize(("prefix", "action", "key"), ACTION_MATRIX)
+def test_actions_never_act_outside_the_scope(viewers, admin_rows, school, viewer, select_across, prefix, action, key):
+    """An action posted with the id of alice's row, alone or across the whole changelist, leaves
+    alice's rows as they were: the rows an action gets are taken from the scoped changelist. With
+    the id alone, nothing at all changes."""
+    row = admin_rows["alice"][key]
+    before, before_alice = state(), alice_state(school)
+    body: dict[str, Any] = {"action": action, "_selected_action": [_pk(row)], "reason": "Done by an intruder"}
+    body["post"] = "yes"  # delete_selected's confirmation
+    if select_across:
+        body["select_across"] = "1"
+    resp = viewers[viewer].post(f"/admin/{prefix}/", body)
+    assert resp.status_code in (200, 302)
+    assert alice_state(school) == before_alice
+    if not select_across:
+        assert state() == before
+
+
+def test_action_across_the_changelist_acts_on_the_scope_only(viewers, admin_rows):
+    """teacher_b archiving every memory of the changelist archives carol's, and no one else's."""
+    resp = viewers["teacher_b"].post(
+        "/admin/memory/aimemory/",
+        {
+            "action": "archive_selected",
+            "_selected_action": [admin_rows["alice"]["memory"].pk],
+            "select_across": "1",
+            "reason": "Cleaning up",
+        },
+    )
+    assert resp.status_code == 302
+    archived = set(AIMemory.objects.filter(status=AIMemory.Status.ARCHIVED).values_list("student__username", flat=True))
+    assert archived == {"carol"}
+
+
+@pytest.mark.parametrize("viewer", VIEWERS)
+@pytest.mark.parametrize(
+    ("source", "target_key"),
+    [
+        ("memory/aimemory/student", "user"),
+        ("memory/aimemory/source_conversation", "conversation"),
+        ("memory/aimemory/superseded_by", "memory"),
+        ("memory/aimemory/superseded_by", "teacher_note"),
+        ("llm/llmusage/student", "user"),
+    ],
+)
+def test_autocomplete_offers_only_the_scope(viewers, admin_rows, viewer, source, target_key):
+    """The autocomplete endpoint answers from the related model's scoped changelist: alice's row
+    for those who see it, never for anyone else."""
+    app_label, model_name, field_name = source.split("/")
+    resp = viewers[viewer].get(
+        "/admin/autocomplete/",
+        {"app_label": app_label, "model_name": model_name, "field_name": field_name, "term": ""},
+    )
+    assert resp.status_code == 200, resp.content
+    ids = {int(r["id"]) for r in resp.json()["results"]}
+    seen_by = {key: seen for _prefix, key, _q, seen in ADMIN_MATRIX}[target_key]
+    assert (admin_rows["alice"][target_key].pk in ids) is (viewer == "root" or viewer in seen_by)
+
+
+def _form_choices(user: User) -> dict[str, set[int]]:
+    """For every foreign key and many-to-many field of every admin's model, the ids its form
+    field offers `user`."""
+    request = RequestFactory().get("/admin/")
+    request.user = user
+    offered: dict[str, set[int]] = {}
+    for model, model_admin in admin.site._registry.items():
+        inlines = [inline(model, admin.site) for inline in model_admin.inlines]
+        for each in [model_admin, *inlines]:
+            for field in each.model._meta.get_fields():
+                if not (field.is_relation and field.concrete and field.editable) or field.auto_created:
+                    continue
+                formfield = each.formfield_for_dbfield(field, request)
+                queryset = getattr(formfield, "queryset", None)
+                if queryset is not None:
+                    offered[f"{each.model._meta.label}.{field.name}"] = set(queryset.values_list("pk", flat=True))
+    return offered
+
+
+def test_form_choices_offer_only_the_scope(viewers, admin_rows, school):
+    """No form field of any admin (foreign key or many-to-many, inlines included) offers teacher_b
+    a row of alice's, nor alice's classmates or teacher; root's forms offer them."""
+    root_offered = _form_choices(User.objects.get(username="root"))
+    assert school["alice"].pk in root_offered["memory.AIMemory.student"]
+    assert admin_rows["alice"]["conversation"].pk in root_offered["memory.AIMemory.source_conversation"]
+    offered = _form_choices(User.objects.get(username="teacher_b"))
+    assert offered.keys() == root_offered.keys()
+    assert offered["memory.AIMemory.student"] == {school["carol"].pk}
+    for label, ids in offered.items():
+        assert not (ids & _alice_ids_of(label, admin_rows, school)), label
+
+
+def _alice_ids_of(label: str, admin_rows: dict[str, Any], school: dict[str, Any]) -> set[int]:
+    model_label, field_name = label.rsplit(".", 1)
+    target = apps.get_model(model_label)._meta.get_field(field_name).related_model
+    ids = {_pk(r) for k, r in admin_rows["alice"].items() if k != "token" and isinstance(r, target)}
+    if target is User:
+        ids |= {school["alice"].pk, school["bob"].pk, school["teacher_a"].pk}
+    return ids
+
+
+def test_classroom_form_refuses_a_teacher_or_student_outside_the_scope(viewers, admin_rows, school):
+    """teacher_b cannot make a class for teacher_a, nor enrol alice, and the form does not name
+    them back; a class of their own with their own student is accepted."""
+    client = viewers["teacher_b"]
+    before = state()
+    resp = client.post(
+        "/admin/accounts/classroom/add/",
+        {"name": "Forged class", "teacher": school["teacher_a"].pk, **_inline_management(0)},
+    )
+    assert resp.status_code == 200  # the form again, with its error
+    assert b"teacher_a" not in resp.content
+    resp = client.post(
+        _change_url("accounts/classroom", school["class_b"]),
+        {
+            "name": "5B",
+            "teacher": school["teacher_b"].pk,
+            **_inline_management(1),
+            "enrollments-0-id": Enrollment.objects.get(student=school["carol"]).pk,
+            "enrollments-0-classroom": school["class_b"].pk,
+            "enrollments-0-student": school["carol"].pk,
+            "enrollments-1-classroom": school["class_b"].pk,
+            "enrollments-1-student": school["alice"].pk,
+        },
+    )
+    assert resp.status_code == 200
+    assert b"alice" not in resp.content
+    assert state() == before
+    resp = client.post(
+        "/admin/accounts/classroom/add/",
+        {
+            "name": "6B",
+            "teacher": school["teacher_b"].pk,
+            **_inline_management(0),
+            "enrollments-0-student": school["carol"].pk,
+        },
+    )
+    assert resp.status_code == 302, resp.content
+    assert Enrollment.objects.filter(classroom__name="6B", student=school["carol"]).exists()
+
+
+def _inline_management(initial: int) -> dict[str, Any]:
+    return {
+        "enrollments-TOTAL_FORMS": initial + 1,
+        "enrollments-INITIAL_FORMS": initial,
+        "enrollments-MIN_NUM_FORMS": 0,
+        "enrollments-MAX_NUM_FORMS": 1000,
+    }
+
+
+def test_tutor_staff_teacher_of_another_class_sees_none_of_alice(school, admin_rows):
+    """The reported case: a teacher of another class with the staff flag and the Tutor staff group
+    (seed_demo's teacher) cannot open alice's teacher-only note, find alice's conversation with
+    ?q=, or archive alice's memory; alice's own teacher, the same way, can."""
+    for name in ("teacher_a", "teacher_b"):
+        school[name].is_staff = True
+        school[name].save(update_fields=["is_staff"])
+        school[name].groups.add(Group.objects.get(name=TUTOR_STAFF_GROUP))
+    alice = admin_rows["alice"]
+    for name, allowed in (("teacher_b", False), ("teacher_a", True)):
+        client = Client()
+        client.force_login(school[name])
+        note = client.get(_change_url("memory/aimemory", alice["teacher_note"]))
+        assert note.status_code == (200 if allowed else 404)
+        found = client.get("/admin/conversations/conversation/?q=alice")
+        assert (_change_url("conversations/conversation", alice["conversation"]).encode() in found.content) is allowed
+        client.post(
+            "/admin/memory/aimemory/",
+            {"action": "archive_selected", "_selected_action": [alice["memory"].pk], "reason": f"By {name}"},
+        )
+        archived = AIMemory.objects.get(pk=alice["memory"].pk).status == AIMemory.Status.ARCHIVED
+        assert archived is allowed
+
+
+def test_every_admin_is_scoped_and_in_the_matrix():
+    """Every registered admin (and each of its inlines) uses the scoping mixin, but those of
+    models without tenant data; every admin with tenant data is in ADMIN_MATRIX, with every one
+    of its actions in ACTION_MATRIX, and filters by a relation to tenant data only through the
+    rows it shows (RelatedOnlyFieldListFilter)."""
+    covered = {prefix for prefix, *_ in ADMIN_MATRIX}
+    request = RequestFactory().get("/admin/")
+    request.user = User(is_superuser=True, is_staff=True, is_active=True, role=User.Role.STAFF)
+    for model, model_admin in admin.site._registry.items():
+        prefix = f"{model._meta.app_label}/{model._meta.model_name}"
+        if issubclass(model, NO_TENANT_DATA):
+            continue
+        assert isinstance(model_admin, TenantScoped), prefix
+        for inline in model_admin.inlines:
+            assert issubclass(inline, TenantScoped), (prefix, inline)
+        assert prefix in covered, f"{prefix} is not in the admin's tenancy matrix"
+        for list_filter in model_admin.get_list_filter(request):
+            # A relation's filter lists the related rows unscoped, unless it is "related only".
+            name, kind = list_filter if isinstance(list_filter, tuple) else (list_filter, None)
+            if isinstance(name, str):
+                field = get_fields_from_path(model, name)[-1]
+                if field.is_relation and not issubclass(field.related_model, NO_TENANT_DATA):
+                    assert kind is RelatedOnlyFieldListFilter, (prefix, name)
+        actions = set(model_admin.get_actions(request))
+        assert actions == {action for p, action, _key in ACTION_MATRIX if p == prefix}, prefix
+
+
+def test_a_staff_student_never_sees_their_own_teacher_only_note(viewers, admin_rows):
+    """As through the API, a teacher-only note is hidden from the student it describes, while
+    their other memories are listed."""
+    resp = viewers["alice"].get("/admin/memory/aimemory/")
+    assert _change_url("memory/aimemory", admin_rows["alice"]["memory"]).encode() in resp.content
+    assert _change_url("memory/aimemory", admin_rows["alice"]["teacher_note"]).encode() not in resp.content
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "_to_field=content",  # a field no relation points at
+        "conversation__student__password__startswith=p",  # a lookup outside list_filter
+    ],
+)
+def test_a_disallowed_admin_parameter_is_a_400(viewers, query):
+    """The admin's refusal of a lookup or a `_to_field` it does not allow is a 400, not a 500."""
+    resp = viewers["root"].get(f"/admin/conversations/message/?{query}")
+    assert resp.status_code == 400
+
+
+def test_a_scoped_teacher_cannot_raise_anyone_privileges(viewers, school):
+    """A teacher allowed to change users changes their student's name, but not the role, the staff
+    and superuser flags, the groups or the permissions; nor adds an account."""
+    alice = school["alice"]
+    resp = viewers["teacher_a"].post(
+        f"/admin/accounts/user/{alice.pk}/change/",
+        {
+            "username": "alice",
+            "first_name": "Alicia",
+            "last_name": "",
+            "email": "",
+            "is_active": "on",
+            "is_staff": "on",
+            "is_superuser": "on",
+            "role": User.Role.STAFF,
+            "groups": [Group.objects.get(name=TUTOR_STAFF_GROUP).pk],
+            "user_permissions": list(Permission.objects.values_list("pk", flat=True)[:3]),
+            "language": "en",
+            "date_joined_0": "2026-01-01",
+            "date_joined_1": "00:00:00",
+        },
+    )
+    assert resp.status_code == 302, resp.content
+    alice.refresh_from_db()
+    assert alice.first_name == "Alicia"
+    assert (alice.role, alice.is_staff, alice.is_superuser) == (User.Role.STUDENT, True, False)
+    assert not alice.groups.exists()
+    assert viewers["teacher_a"].get("/admin/accounts/user/add/").status_code == 403
+    assert viewers["root"].get("/admin/accounts/user/add/").status_code == 200
