@@ -1,18 +1,37 @@
-"""Per-user throttles, with their rates read from the settings at each request (so that they can
-be changed per environment and in tests). A throttled request gets 429 in the error envelope
-with `Retry-After`."""
+"""Throttles, with their rates read from the settings at each request (so that they can be changed
+per environment and in tests). A throttled request gets 429 in the error envelope with
+`Retry-After`.
+
+- Chat sends per user (SendRateThrottle). A cache outage lets sends through: it is logged as
+  `cache_unavailable` (tutor.cache), never a failed request.
+- Sign-ins (LoginAttempt, used by accounts.backends for every way in), checked before any
+  password is: LOGIN_ADDRESS_RATE attempts per client address, then the lockout of
+  LOGIN_FAILURE_LIMIT failures per address and per username within LOGIN_FAILURE_WINDOW_SECONDS.
+  A username's attempt is counted (atomically) before its password is checked and forgotten only
+  if it succeeds, so parallel guesses cannot get more than the limit checked. Without the cache
+  they cannot be counted, so sign-in is refused with a 503 instead (fail closed).
+"""
 
 from __future__ import annotations
 
-import time
+import hashlib
+import logging
+import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
+from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from rest_framework.throttling import UserRateThrottle
 
-from tutor.errors import ApplicationError
+from tutor.cache import CacheUnavailable, counter_add, counter_delete, counter_get
+from tutor.errors import ApplicationError, ServiceUnavailable
+
+logger = logging.getLogger(__name__)
+
+# Seconds a client is told to wait when sign-in cannot be counted or checked right now.
+LOGIN_UNAVAILABLE_RETRY_SECONDS = 5
 
 
 class SendRateThrottle(UserRateThrottle):
@@ -23,12 +42,23 @@ class SendRateThrottle(UserRateThrottle):
     def get_rate(self) -> str | None:
         return settings.THROTTLE_SEND_RATE or None
 
+    def allow_request(self, request: Any, view: Any) -> bool:
+        # Redis outages are misses already (tutor.cache); this is the file cache failing (a full
+        # or read-only disk). A send is never refused because its count could not be kept.
+        try:
+            return super().allow_request(request, view)
+        except OSError as exc:
+            logger.warning("cache_unavailable throttle=send: the send is let through: %s", exc)
+            return True
+
 
 class TooManyLoginFailures(ApplicationError):
     status_code = 429
     code = "throttled"
+    retry_safe = True
 
-    def __init__(self, wait: int) -> None:
+    def __init__(self, wait: float) -> None:
+        wait = _seconds(wait)
         message = ngettext(
             "Too many failed logins. Try again in %(wait)s second.",
             "Too many failed logins. Try again in %(wait)s seconds.",
@@ -38,33 +68,106 @@ class TooManyLoginFailures(ApplicationError):
         self.retry_after = wait
 
 
-def _keys(username: str, address: str) -> list[str]:
-    return [f"login-failures:user:{username.strip().lower()[:150]}", f"login-failures:addr:{address}"]
+class TooManyLogins(ApplicationError):
+    status_code = 429
+    code = "throttled"
+    retry_safe = True
+
+    def __init__(self, wait: float) -> None:
+        wait = _seconds(wait)
+        message = ngettext(
+            "Too many sign-ins from this address. Try again in %(wait)s second.",
+            "Too many sign-ins from this address. Try again in %(wait)s seconds.",
+            wait,
+        )
+        super().__init__(message % {"wait": wait}, details={"retry_after_seconds": wait})
+        self.retry_after = wait
 
 
-def login_check(*, username: str, address: str) -> None:
-    """Refuse any login (right password or not) for a username or address that failed
-    LOGIN_FAILURE_LIMIT times within LOGIN_FAILURE_WINDOW_SECONDS: a guesser learns nothing."""
-    limit = settings.LOGIN_FAILURE_LIMIT
-    if limit <= 0:
-        return
-    for key in _keys(username, address):
-        entry: Any = cache.get(key)
-        if entry and entry[0] >= limit:
-            raise TooManyLoginFailures(max(1, int(entry[1] - _now())))
+class LoginUnavailable(ServiceUnavailable):
+    """Sign-in cannot be counted (the cache is unreachable) or checked (every password-hashing
+    slot is busy) right now; the same request may be sent again after Retry-After."""
+
+    retry_safe = True
+    retry_after = LOGIN_UNAVAILABLE_RETRY_SECONDS
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, details={"retry_after_seconds": self.retry_after})
 
 
-def login_failed(*, username: str, address: str) -> None:
-    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
-    for key in _keys(username, address):
-        entry: Any = cache.get(key)
-        count, until = (entry[0] + 1, entry[1]) if entry and entry[1] > _now() else (1, _now() + window)
-        cache.set(key, (count, until), timeout=max(1, int(until - _now())))
+def _seconds(wait: float) -> int:
+    return max(1, int(-(-wait // 1)))
 
 
-def login_succeeded(*, username: str) -> None:
-    cache.delete(_keys(username, "")[0])
+def _period_seconds(rate: str) -> tuple[int, int]:
+    """A rate, "<count>/<second|minute|hour|day>" as DRF writes it, as (count, seconds)."""
+    count, period = rate.split("/")
+    return int(count), {"s": 1, "m": 60, "h": 3600, "d": 86400}[period.strip()[0]]
 
 
-def _now() -> float:
-    return time.time()
+def _username_key(username: str) -> str:
+    # Hashed: the cache holds no usernames (a child's name, often). Case and compatibility
+    # forms are folded, so that "Alice" and "alice" share a count.
+    folded = unicodedata.normalize("NFKC", username).strip().casefold()
+    return "login:user:" + hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass
+class LoginAttempt:
+    """One sign-in attempt, counted before its password is checked. Exactly one of `succeeded`,
+    `failed` or `abandoned` ends it."""
+
+    username_key: str
+    address_failures_key: str
+    counted: bool
+
+    @classmethod
+    def start(cls, *, username: str, address: str) -> LoginAttempt:
+        """Count the attempt, or refuse it before any password is checked: TooManyLogins (the
+        address's rate), TooManyLoginFailures (the lockout: the right password gets it too, so a
+        guesser learns nothing), or LoginUnavailable (the cache cannot count)."""
+        attempt = cls(_username_key(username), f"login:address-failures:{address}", counted=False)
+        try:
+            if settings.LOGIN_ADDRESS_RATE:
+                allowed, period = _period_seconds(settings.LOGIN_ADDRESS_RATE)
+                count, left = counter_add(f"login:address-rate:{address}", window=period)
+                if count > allowed:
+                    raise TooManyLogins(left)
+            limit = settings.LOGIN_FAILURE_LIMIT
+            if limit > 0:
+                failures, left = counter_get(attempt.address_failures_key)
+                if failures >= limit:
+                    raise TooManyLoginFailures(left)
+                count, left = counter_add(attempt.username_key, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+                attempt.counted = True
+                if count > limit:
+                    raise TooManyLoginFailures(left)
+        except CacheUnavailable as exc:
+            logger.warning("cache_unavailable login: sign-in refused until attempts can be counted: %s", exc)
+            raise LoginUnavailable(_("Signing in is unavailable for a moment; try again shortly.")) from exc
+        return attempt
+
+    def succeeded(self) -> None:
+        """The right password: the username's failures are forgotten (the address's are not)."""
+        if self.counted:
+            self._quietly(counter_delete, self.username_key)
+
+    def failed(self) -> None:
+        """A wrong password (or an unknown or inactive user): the username's count stands, and
+        the address's failures grow by one."""
+        if self.counted:
+            self._quietly(counter_add, self.address_failures_key, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+
+    def abandoned(self) -> None:
+        """No password was checked (the server was busy, the database away): the attempt is
+        given back, so that a busy server locks no one out."""
+        if self.counted:
+            self._quietly(counter_add, self.username_key, delta=-1, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+
+    def _quietly(self, fn: Any, *args: Any, **kwargs: Any) -> None:
+        # The password has been checked and its answer stands; the next attempt fails closed if
+        # the cache is still away.
+        try:
+            fn(*args, **kwargs)
+        except CacheUnavailable as exc:
+            logger.warning("cache_unavailable login: an attempt's outcome was not recorded: %s", exc)

@@ -1,10 +1,23 @@
-"""Throttles: per-user sends and failed logins get 429 in the error envelope, with Retry-After."""
+"""Throttles: per-user sends and failed logins get 429 in the error envelope, with Retry-After;
+the counters under them are atomic, and a cache outage lets sends through but not sign-ins."""
 
 from __future__ import annotations
 
+import os
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth.hashers import MD5PasswordHasher
+
 from conversations.models import Message
-from tests.conftest import client_for
+from tests.conftest import client_for, free_port, make_user
 from tests.conversations.test_turn import send, start
+from tutor.cache import counter_add, counter_get
 
 
 def login(client, username, password):
@@ -67,3 +80,135 @@ def test_a_successful_login_resets_the_count(school, settings):
     for i in range(2):
         assert login(other, "alice", f"wrong-again-{i}").status_code == 400
     assert login(other, "alice", "pw-alice").status_code == 200
+
+
+# --- Counters, the cache's outages, and the bounds on sign-in before hashing --------------------
+
+
+def redis_location() -> str:
+    """The suite's Redis (REDIS_URL in CI), else a local one on a database no other test uses."""
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/13"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        if os.environ.get("REQUIRE_REDIS") == "1":
+            raise
+        pytest.skip(f"no Redis at {url}")
+    return url
+
+
+def use_cache(settings: Any, kind: str, tmp_path: Path) -> None:
+    backends = {
+        "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "files": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(tmp_path)},
+        "redis": {"BACKEND": "tutor.cache.RedisCache", "LOCATION": redis_location() if kind == "redis" else ""},
+        "down": {"BACKEND": "tutor.cache.RedisCache", "LOCATION": f"redis://127.0.0.1:{free_port()}/0"},
+    }
+    settings.CACHES = {"default": {**backends[kind], "KEY_PREFIX": uuid.uuid4().hex}}
+
+
+@pytest.mark.parametrize("kind", ["locmem", "files", "redis"])
+def test_counters_count_every_one_of_parallel_additions(settings, tmp_path, kind):
+    """200 additions from 20 threads at once: each sees a count of its own (1 to 200), and the
+    counter ends at 200 with the window it was created with. Given back to zero, it is gone."""
+    use_cache(settings, kind, tmp_path)
+    barrier = threading.Barrier(20)
+
+    def add(_: int) -> list[int]:
+        barrier.wait()
+        return [counter_add("k", window=60)[0] for _ in range(10)]
+
+    with ThreadPoolExecutor(20) as pool:
+        seen = sorted(n for counts in pool.map(add, range(20)) for n in counts)
+    assert seen == list(range(1, 201))
+    count, left = counter_get("k")
+    assert count == 200 and 0 < left <= 60
+    assert counter_add("k", delta=-200, window=60) == (0, 0.0)
+    assert counter_get("k") == (0, 0.0)
+
+
+def test_the_send_throttle_lets_sends_through_when_the_cache_is_down(clients, llm, settings, tmp_path, caplog):
+    """With Redis unreachable, a send is answered (the throttle cannot count it, so it lets it
+    through) and the outage is logged as `cache_unavailable`."""
+    settings.THROTTLE_SEND_RATE = "2/minute"
+    use_cache(settings, "down", tmp_path)
+    cid = start(clients["alice"])
+    for i in range(3):
+        assert send(clients["alice"], cid, f"question {i}", f"m{i}").status_code == 201
+    assert "cache_unavailable op=get key=throttle_send_" in caplog.text
+
+
+def test_sign_in_is_refused_when_the_cache_is_down(school, settings, tmp_path):
+    """With the lockout on and Redis unreachable, attempts cannot be counted: every sign-in, the
+    right password included, is a 503 `service_unavailable`, safe to retry, with Retry-After."""
+    settings.LOGIN_FAILURE_LIMIT = 10
+    use_cache(settings, "down", tmp_path)
+    resp = login(client_for(None), "alice", "pw-alice")
+    assert resp.status_code == 503
+    error = resp.json()["error"]
+    assert error["code"] == "service_unavailable" and error["retry_safe"] is True
+    assert int(resp["Retry-After"]) > 0
+
+
+class CountingHasher(MD5PasswordHasher):
+    """MD5 (the suite's hasher), counting the passwords it checks."""
+
+    checked = 0
+
+    def verify(self, password: str, encoded: str) -> bool:
+        type(self).checked += 1
+        return super().verify(password, encoded)
+
+
+def test_an_address_beyond_its_rate_is_refused_before_any_password_is_checked(school, settings):
+    """LOGIN_ADDRESS_RATE counts every attempt from an address, right or wrong: beyond it the
+    attempt is 429 with Retry-After and no password is hashed; another address signs in."""
+    settings.LOGIN_ADDRESS_RATE = "3/minute"
+    settings.PASSWORD_HASHERS = ["tests.tutor.test_throttles.CountingHasher"]
+    CountingHasher.checked = 0
+    client = client_for(None)
+    assert [login(client, name, f"pw-{name}").status_code for name in ("alice", "bob", "carol")] == [200] * 3
+    refused = login(client, "alice", "pw-alice")
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "throttled"
+    assert 0 < int(refused["Retry-After"]) <= 60
+    assert CountingHasher.checked == 3
+    other = client_for(None)
+    other.defaults["REMOTE_ADDR"] = "10.0.0.4"
+    assert login(other, "alice", "pw-alice").status_code == 200
+
+
+class GatedHasher(MD5PasswordHasher):
+    """MD5, whose checks wait for the test to open the gate."""
+
+    entered = threading.Event()
+    gate = threading.Event()
+
+    def verify(self, password: str, encoded: str) -> bool:
+        type(self).entered.set()
+        assert type(self).gate.wait(30)
+        return super().verify(password, encoded)
+
+
+def test_a_sign_in_that_finds_every_hashing_slot_busy_gets_503(transactional_db, settings):
+    """With LOGIN_HASH_CONCURRENCY passwords being hashed, another sign-in waits
+    LOGIN_HASH_WAIT_SECONDS and is refused with a 503 `service_unavailable`, safe to retry, with
+    Retry-After; its attempt is given back to the lockout, so the retry succeeds."""
+    settings.PASSWORD_HASHERS = ["tests.tutor.test_throttles.GatedHasher"]
+    settings.LOGIN_HASH_CONCURRENCY = 1
+    settings.LOGIN_HASH_WAIT_SECONDS = 0.2
+    settings.LOGIN_FAILURE_LIMIT = 1
+    make_user("alice")
+    make_user("bob")
+    GatedHasher.entered.clear()
+    GatedHasher.gate.clear()
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(login, client_for(None), "alice", "pw-alice")
+        assert GatedHasher.entered.wait(30)
+        busy = login(client_for(None), "bob", "pw-bob")
+        GatedHasher.gate.set()
+        assert first.result().status_code == 200
+    assert busy.status_code == 503
+    error = busy.json()["error"]
+    assert error["code"] == "service_unavailable" and error["retry_safe"] is True
+    assert int(busy["Retry-After"]) > 0
+    assert login(client_for(None), "bob", "pw-bob").status_code == 200

@@ -81,6 +81,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy header (django-csp; CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     # Answers cross-origin preflights before authentication (tutor.settings: CORS_*).
     "corsheaders.middleware.CorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -165,9 +167,18 @@ DB_STEP_THREADS = env_int("DB_STEP_THREADS", env_int("DB_POOL_MAX_SIZE", 6))
 
 # --- Cache (throttles) --------------------------------------------------------------------------
 # Shared by every process: Redis when REDIS_URL is set, else files under var/ (the embedded default).
+# While Redis is unreachable, reads are misses and writes are dropped (tutor.cache): requests go
+# on, except sign-in, which is refused (503) while its attempts cannot be counted.
 CACHE_URL = env_str("CACHE_URL", env_str("REDIS_URL"))
 if CACHE_URL.startswith("redis"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "tutor.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            # An unreachable host costs a request this long, not the system's TCP timeout.
+            "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
+        }
+    }
 else:
     CACHES = {
         "default": {
@@ -175,6 +186,8 @@ else:
             "LOCATION": str(VAR_DIR / "cache"),
         }
     }
+# Prefixed to every key: deployments (or test servers) that share one Redis keep apart.
+CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX")
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -210,6 +223,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Rules between fields (`{}` refused by a PATCH, one of two fields...): tutor.api.BODY_RULES.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "tutor.api.schema_body_rules"],
+    # No validator badge: Swagger UI would send the schema's URL to validator.swagger.io.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "SCHEMA_PATH_PREFIX": "/api/v1",
     # `<id:...>` in URLs (tutor.api.IdConverter): a positive 64-bit integer.
     "PATH_CONVERTER_OVERRIDES": {
@@ -235,6 +252,26 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# --- Content-Security-Policy (django-csp) on every response -------------------------------------
+# The pages (web/, the admin, the API docs) load scripts, styles, fonts and images from this
+# server only, and their scripts write text with textContent: no inline script anywhere. The API
+# docs' pages add inline styles (web.views.DOCS_CSP). Django 5.2 has no CSP of its own (6.0 has).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
 # --- Browsers: CORS for apps on other origins, sessions and CSRF for the web ---------------------
 # Origins allowed to call the API from a browser, comma-separated (e.g. https://app.school.org).
 CORS_ALLOWED_ORIGINS = [o for o in env_str("CORS_ALLOWED_ORIGINS").split(",") if o]
@@ -248,10 +285,21 @@ CSRF_FAILURE_VIEW = "tutor.errors.csrf_failure"
 
 # Throttles (tutor.throttles), "<count>/<second|minute|hour|day>"; empty turns one off.
 THROTTLE_SEND_RATE = env_str("THROTTLE_SEND_RATE", "30/minute")  # chat sends per user
-# Wrong passwords per username, and per client address, before POST /auth/token/ answers 429
-# (even for the right password) until the window has passed.
+# Memory writes per user, the API's and the MCP tools' together (memory.throttles).
+THROTTLE_MEMORY_WRITE_RATE = env_str("THROTTLE_MEMORY_WRITE_RATE", "30/minute")
+# Sign-in, every way in (the API's token and session logins, the admin: accounts.backends).
+# Wrong passwords per username, and per client address, before every attempt answers 429 (even
+# with the right password) until the window has passed; parallel attempts count before their
+# password is checked, so no more than the limit are ever checked.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
+# Sign-in attempts per client address, right or wrong, before any password is checked (empty: no limit).
+LOGIN_ADDRESS_RATE = env_str("LOGIN_ADDRESS_RATE", "60/minute")
+# Passwords hashed at once per process (a check takes about a second of CPU, holding no database
+# connection); an attempt that waits longer than LOGIN_HASH_WAIT_SECONDS for its turn gets 503.
+LOGIN_HASH_CONCURRENCY = env_int("LOGIN_HASH_CONCURRENCY", 2)
+LOGIN_HASH_WAIT_SECONDS = env_float("LOGIN_HASH_WAIT_SECONDS", 10.0)
+AUTHENTICATION_BACKENDS = ["accounts.backends.LockoutBackend"]
 
 # --- Celery ---------------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
@@ -279,6 +327,10 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A prefork pool process whose resident memory passed this many KiB is replaced after its task,
+# so that memory a task left behind goes back to the system (0: never). Well above what a pool
+# process holds with the local embedder loaded (docs/operations.md).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 1536 * 1024) or None
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "tutor")
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
@@ -300,7 +352,9 @@ CELERY_BEAT_SCHEDULE = {
 # Any OpenAI-compatible endpoint: OpenAI (key only), Ollama, vLLM, llama.cpp server (base URL).
 LLM_BASE_URL = env_str("LLM_BASE_URL")
 LLM_API_KEY = env_str("LLM_API_KEY")
-LLM_MODEL = env_str("LLM_MODEL", "gpt-4o-mini")
+# Empty: the one model the server at LLM_BASE_URL lists (GET /v1/models), or gpt-4o-mini on
+# OpenAI (llm.gateway.model_name).
+LLM_MODEL = env_str("LLM_MODEL")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 # Background jobs (summaries, compression) may use a cheaper model on another endpoint.
 LLM_SUMMARY_BASE_URL = env_str("LLM_SUMMARY_BASE_URL", LLM_BASE_URL)
@@ -308,6 +362,7 @@ LLM_SUMMARY_API_KEY = env_str("LLM_SUMMARY_API_KEY", LLM_API_KEY)
 LLM_SUMMARY_MODEL = env_str("LLM_SUMMARY_MODEL", LLM_MODEL)
 LLM_SUMMARY_TIMEOUT_SECONDS = env_float("LLM_SUMMARY_TIMEOUT_SECONDS", 120.0)
 # Context windows in tokens; 0: ask the server, else 128K (llm.windows).
+# The summary model's is LLM_CONTEXT_WINDOW when it is the chat model (same base URL and model).
 LLM_CONTEXT_WINDOW = env_int("LLM_CONTEXT_WINDOW", 0)
 LLM_SUMMARY_CONTEXT_WINDOW = env_int("LLM_SUMMARY_CONTEXT_WINDOW", 0)
 # Tokens kept free for the model's answer (at most a quarter of a small window).
@@ -545,10 +600,15 @@ FILES_MAX_PER_CONVERSATION = env_int("FILES_MAX_PER_CONVERSATION", 20)
 FILES_MAX_TEXT_CHARS = env_int("FILES_MAX_TEXT_CHARS", 100_000)
 # Extraction (conversations.tasks.file_extract): tries per file before it is marked unreadable
 # (a file that keeps killing the worker must not be redelivered for ever), the first retry's
-# delay (doubled each time, with jitter), and the time one try may take (prefork workers).
+# delay (doubled each time, with jitter), and the time reading one file may take.
 FILES_EXTRACT_MAX_ATTEMPTS = env_int("FILES_EXTRACT_MAX_ATTEMPTS", 5)
 FILES_EXTRACT_RETRY_BACKOFF_SECONDS = env_float("FILES_EXTRACT_RETRY_BACKOFF_SECONDS", 10.0)
 FILES_EXTRACT_TIME_LIMIT_SECONDS = env_int("FILES_EXTRACT_TIME_LIMIT_SECONDS", 120)
+# A PDF is read in a process of its own (conversations.pdf_text), stopped past the time limit
+# (the file is unreadable, `too_slow`), past this many bytes decompressed from all its streams
+# together, or past this much memory (`too_large`): a few megabytes can expand to gigabytes.
+FILES_EXTRACT_MAX_DECODED_BYTES = env_int("FILES_EXTRACT_MAX_DECODED_BYTES", 256 * 1024 * 1024)
+FILES_EXTRACT_MAX_MEMORY_BYTES = env_int("FILES_EXTRACT_MAX_MEMORY_BYTES", 1024 * 1024 * 1024)
 # A file still pending this long after its last try (a lost task message) is re-enqueued.
 FILES_SWEEP_AFTER_SECONDS = env_int("FILES_SWEEP_AFTER_SECONDS", 300)
 CELERY_BEAT_SCHEDULE["sweep-pending-files"] = {"task": "conversations.tasks.files_sweep", "schedule": 60.0}

@@ -1,0 +1,125 @@
+"""Signing in under load, through the production server (`scripts/serve.sh`: uvicorn, two worker
+processes) over real HTTP: parallel guesses cannot get past the lockout, a burst of logins does
+not starve other requests of database connections, and a cache outage fails login closed and
+the chat's send throttle open."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Any
+
+import httpx2
+import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+from accounts.models import User
+from tests.conftest import free_port, headers, new_conversation
+from tests.tutor.test_throttles import redis_location
+
+pytestmark = pytest.mark.worker
+
+# The server checks passwords with Django's default hasher (PBKDF2), as in production; the users
+# made here get such a hash (the suite's own fixtures use MD5, which the server does not accept).
+PASSWORD = "right-password"
+
+
+def pbkdf2_users(prefix: str, count: int) -> list[str]:
+    """`count` new students whose password is PASSWORD, hashed once with PBKDF2."""
+    encoded = PBKDF2PasswordHasher().encode(PASSWORD, PBKDF2PasswordHasher().salt())
+    names = [f"{prefix}-{uuid.uuid4().hex[:8]}" for _ in range(count)]
+    User.objects.bulk_create([User(username=name, password=encoded, role=User.Role.STUDENT) for name in names])
+    return names
+
+
+@pytest.fixture
+def server_env(worker_env: dict[str, str], request: pytest.FixtureRequest) -> dict[str, str]:
+    """The server's environment (the `server` fixture reads it): the lockout on, with keys of its
+    own in the cache, which is the test's parameter: "files" (the embedded default), "redis", or
+    "down" (a Redis on a closed port)."""
+    worker_env["CACHE_KEY_PREFIX"] = uuid.uuid4().hex
+    worker_env["LOGIN_FAILURE_LIMIT"] = "5"
+    worker_env["LOGIN_FAILURE_WINDOW_SECONDS"] = "600"
+    worker_env["THROTTLE_SEND_RATE"] = "30/minute"
+    cache = getattr(request, "param", "files")
+    urls = {"files": "", "down": f"redis://127.0.0.1:{free_port()}/0"}
+    worker_env["CACHE_URL"] = urls[cache] if cache in urls else redis_location()
+    return worker_env
+
+
+def token_login(base: str, username: str, password: str, timeout: float = 30) -> httpx2.Response:
+    return httpx2.post(f"{base}/api/v1/auth/token/", json={"username": username, "password": password}, timeout=timeout)
+
+
+def at_once(count: int, fn: Any) -> list[Any]:
+    """`fn(i)` for i in range(count), each in its own thread, all released together."""
+    barrier = threading.Barrier(count)
+
+    def go(i: int) -> Any:
+        barrier.wait()
+        return fn(i)
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(go, range(count)))
+
+
+@pytest.mark.parametrize("server_env", ["files", "redis"], indirect=True)
+def test_parallel_wrong_passwords_evaluate_at_most_the_limit(server_env, server):
+    """30 wrong passwords for one account at once, spread over the server's two processes: at
+    most LOGIN_FAILURE_LIMIT (5) of them are checked (400), every other one is 429 with
+    Retry-After, and then the right password is 429 too. With the file cache as with Redis."""
+    (name,) = pbkdf2_users("guess", 1)
+    responses = at_once(30, lambda i: token_login(server, name, f"wrong-{i}"))
+    statuses = sorted(r.status_code for r in responses)
+    assert set(statuses) <= {400, 429}, statuses
+    assert statuses.count(400) <= 5, statuses
+    assert all(0 < int(r.headers["Retry-After"]) <= 600 for r in responses if r.status_code == 429)
+    assert token_login(server, name, PASSWORD).status_code == 429
+
+
+@pytest.fixture
+def small_pool(server_env: dict[str, str]) -> None:
+    """Two connections per server process, and a request that waits a second for one gets 503."""
+    server_env.update(DB_POOL_MIN_SIZE="1", DB_POOL_MAX_SIZE="2", DB_POOL_TIMEOUT_SECONDS="1")
+
+
+@pytest.mark.postgresql_only
+def test_a_burst_of_logins_leaves_connections_for_everyone(small_pool, server, school):
+    """12 logins at once with distinct usernames, each a real PBKDF2 check, on a pool of two
+    connections per process that gives up after one second: every login succeeds (none is a
+    503 `database_unavailable`), and another student's GET /memories/, sent while the burst is
+    being checked, is answered before the burst ends."""
+    names = pbkdf2_users("burst", 12)
+    bob = headers(school["bob"])
+    with ThreadPoolExecutor(len(names)) as pool:
+        futures = [pool.submit(lambda n=n: (token_login(server, n, PASSWORD), time.monotonic())) for n in names]
+        wait(futures, return_when=FIRST_COMPLETED)
+        other = httpx2.get(f"{server}/api/v1/memories/", headers=bob, timeout=30)
+        served = time.monotonic()
+        results = [f.result() for f in futures]
+    refused = [(r.status_code, r.text) for r, _ in results if r.status_code != 200]
+    assert refused == [], refused
+    # Answered, not a 503 after the pool's timeout, and without waiting for the burst to end.
+    assert other.status_code == 200, other.text
+    assert max(done for _, done in results) > served
+
+
+@pytest.mark.parametrize("server_env", ["down"], indirect=True)
+def test_a_cache_outage_fails_login_closed_and_the_send_throttle_open(server_env, server, llm, school, tmp_path):
+    """With the cache (Redis) unreachable and both throttles on, a chat send is answered (its
+    throttle lets it through and logs `cache_unavailable`), and a login is refused with a 503
+    `service_unavailable` that is safe to retry, with Retry-After: no guess goes uncounted."""
+    alice = school["alice"]
+    cid = new_conversation(server, alice)
+    body = {"content": "How do I add 1/2 and 1/3?", "client_message_id": "m1"}
+    sent = httpx2.post(f"{server}/api/v1/conversations/{cid}/messages/", json=body, headers=headers(alice), timeout=30)
+    assert sent.status_code == 201, sent.text
+    login = token_login(server, "alice", "pw-alice")
+    assert login.status_code == 503, login.text
+    error = login.json()["error"]
+    assert error["code"] == "service_unavailable" and error["retry_safe"] is True
+    assert int(login.headers["Retry-After"]) > 0
+    log = (tmp_path / "serve.log").read_text()
+    assert "cache_unavailable op=get key=throttle_send_ " in log and "cache_unavailable login" in log
