@@ -120,14 +120,17 @@ def _compress(
     except gateway.LLMError as exc:
         logger.error("conversation %s: context compression failed, trimming instead: %s", conversation.pk, exc)
         return None
+    covered_messages = (checkpoint.covered_messages if checkpoint else 0) + len(fold)
     new_checkpoint, _ = ContextCheckpoint.objects.get_or_create(
         conversation=conversation,
         covers_through_seq=fold[-1][0],
         defaults={
-            "covered_messages": (checkpoint.covered_messages if checkpoint else 0) + len(fold),
+            "covered_messages": covered_messages,
             "covered_tokens": (checkpoint.covered_tokens if checkpoint else 0) + sum(t for *_, t in fold),
             "summary": summary,
-            "summary_tokens": count_tokens(summary) + MESSAGE_OVERHEAD_TOKENS,
+            # The message the chat prompt shows, its frame included (prompts.checkpoint_message).
+            "summary_tokens": count_tokens(prompts.checkpoint_message(summary, covered_messages))
+            + MESSAGE_OVERHEAD_TOKENS,
         },
     )
     return new_checkpoint

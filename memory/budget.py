@@ -9,10 +9,10 @@ from llm.tokens import count_tokens
 from memory.block import MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_PREAMBLE, format_memory, memory_item
 from memory.models import AIMemory
 
-# Tokens that format_memory adds around a memory's stored "title\ncontent" count: the date, the
-# source label, the conversation id, the bullet and the indent. An upper bound, checked in the
-# tests for every source, so the block never overruns its budget.
-MEMORY_FORMAT_OVERHEAD_TOKENS = 24
+# Tokens that format_memory adds around a memory's stored "title\ncontent" count: the <memory>
+# element, its date and source label, the conversation id. An upper bound, checked in the tests
+# for every source, so the block never overruns its budget.
+MEMORY_FORMAT_OVERHEAD_TOKENS = 30
 # What a fact's or an approach's provenance adds (confidence, up to three evidence ids, outcomes).
 PROVENANCE_OVERHEAD_TOKENS = 32
 

@@ -77,7 +77,7 @@ def test_checkpoint_is_reused_then_folded_into_the_next(clients, llm, settings):
     chat(clients["alice"], cid, 20, offset=200)
     assert ContextCheckpoint.objects.filter(conversation_id=cid).count() >= 2
     second = llm.calls("compression")[1]["messages"][1]["content"]
-    assert "Earlier summary:\nSUMMARY-ONE." in second
+    assert "Earlier summary:\n<conversation_summary>SUMMARY-ONE.</conversation_summary>" in second
 
 
 def test_failed_compression_still_completes_the_turn_with_a_history_that_fits(clients, llm, settings, caplog):

@@ -186,9 +186,9 @@ def test_the_conversations_files_are_in_the_prompt(clients, llm, settings):
     assert send(clients["alice"], cid, "Help with exercise 1", "f1").status_code == 201
     messages = llm.calls("chat")[-1]["messages"]
     record = record_of(messages)
-    assert f"- file {pdf['id']}: worksheet.pdf (PDF, 1 page)\n  Exercise 1: 2/3 x 3/4 = ?" in record
-    assert f"- file {pending['id']}: notes.txt (text); still being read" in record
-    assert f"- file {image['id']}: my-work.png (image); you cannot see images" in record
+    assert f'<file id="{pdf["id"]}" kind="PDF" pages="1">worksheet.pdf\nExercise 1: 2/3 x 3/4 = ?' in record
+    assert f'<file id="{pending["id"]}" kind="text" note="still being read: its text' in record
+    assert f'<file id="{image["id"]}" kind="image" note="you cannot see images: ask the student">my-work' in record
     assert not any(isinstance(m["content"], list) for m in messages)
 
     settings.LLM_SUPPORTS_IMAGES = True

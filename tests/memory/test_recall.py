@@ -448,7 +448,7 @@ def test_chat_turn_shows_the_relevant_old_memory_to_the_model(clients, llm, scho
         note(alice, f"Completed homework set number {i}", "Homework done on time.", created_at=now - timedelta(days=i))
     block = _first_turn_memory_block(clients["alice"], llm, "I must give an oral presentation tomorrow")
     assert "Afraid of speaking during oral presentations" in block
-    assert f"[{old.created_at.date().isoformat()} · note saved by the tutor" in block
+    assert f'<memory date="{old.created_at.date().isoformat()}" source="note saved by the tutor' in block
 
 
 def test_chat_turn_works_when_the_embedder_is_down(clients, llm, school, openai_embedder):
