@@ -21,8 +21,13 @@ from learning.serializers import (
     TaskOutput,
     quiz_output,
 )
-from learning.validation import ANSWER_MAX_CHARS
-from tutor.api import MAX_ID, Pagination, StrictCharField
+from learning.validation import (
+    ANSWER_MAX_CHARS,
+    TASK_INSTRUCTIONS_MAX_CHARS,
+    TASK_SUBJECT_MAX_CHARS,
+    TASK_TITLE_MAX_CHARS,
+)
+from tutor.api import MAX_ID, Pagination, StrictCharField, query_params
 
 
 def _task_context(request: Request, tasks: list[Task]) -> dict[str, Any]:
@@ -47,7 +52,7 @@ class QuizListApi(APIView):
     @extend_schema(parameters=[QuizFilters], responses=QuizSummaryOutput(many=True))
     def get(self, request: Request) -> Response:
         """Quizzes newest first, without their questions: a student's own, a teacher's students'."""
-        filters = QuizFilters(data=request.query_params)
+        filters = QuizFilters(data=query_params(request))
         filters.is_valid(raise_exception=True)
         qs = selectors.quiz_list(
             user=request.user,
@@ -134,9 +139,11 @@ class TaskListCreateApi(APIView):
     class Input(serializers.Serializer[None]):
         classroom = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
         student = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
-        title = StrictCharField(max_length=200)
-        instructions = StrictCharField(max_length=5000, required=False, allow_blank=True, default="")
-        subject = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
+        title = StrictCharField(max_length=TASK_TITLE_MAX_CHARS)
+        instructions = StrictCharField(
+            max_length=TASK_INSTRUCTIONS_MAX_CHARS, required=False, allow_blank=True, default=""
+        )
+        subject = StrictCharField(max_length=TASK_SUBJECT_MAX_CHARS, required=False, allow_blank=True, default="")
         due_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
     @extend_schema(responses=TaskOutput(many=True))

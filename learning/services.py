@@ -26,7 +26,13 @@ from accounts.selectors import student_get_visible
 from learning import grading, mastery
 from learning.models import Answer, Question, Quiz, QuizAttempt, SkillMastery, Task, TaskStatus
 from learning.selectors import classroom_get_visible, quiz_get, task_get, tasks_visible_to
-from learning.validation import QuizSpec, skill_key, validate_quiz_arguments, validate_task_arguments
+from learning.validation import (
+    QuizSpec,
+    skill_key,
+    validate_quiz_arguments,
+    validate_task_arguments,
+    validate_task_text,
+)
 from memory.models import AIMemory
 from memory.services import approaches_outcome_record, memory_record_save
 from tutor.errors import Conflict, Forbidden
@@ -315,20 +321,22 @@ def task_create(
     due_at: datetime | None = None,
 ) -> Task:
     """A teacher assigns a task to a class they teach or to one of their students (exactly one).
-    Another teacher's class or student is NotFound; a student is refused (Forbidden)."""
+    Another teacher's class or student is NotFound; a student is refused (Forbidden); a text
+    over its limit or not storable is a ValidationError (learning.validation.validate_task_text)."""
     if getattr(teacher, "role", None) != User.Role.TEACHER:
         raise Forbidden(_("Only a teacher can assign a task."))
     if (classroom_id is None) == (student_id is None):
         raise ValidationError({"classroom": [_("Give either a classroom or a student.")]})
+    title, instructions, subject = validate_task_text(title=title, instructions=instructions, subject=subject)
     classroom = classroom_get_visible(user=teacher, classroom_id=classroom_id) if classroom_id is not None else None
     student = student_get_visible(user=teacher, student_id=student_id) if student_id is not None else None
     return Task.objects.create(
         teacher=teacher,
         classroom=classroom,
         student=student,
-        title=title.strip(),
-        instructions=instructions.strip(),
-        subject=subject.strip(),
+        title=title,
+        instructions=instructions,
+        subject=subject,
         due_at=due_at,
     )
 

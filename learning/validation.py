@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 from learning.grading import normalise_text, parse_number
 from learning.models import MAX_QUESTIONS, Question, TaskStatus
+from memory.validation import refuse_unstorable
 from tutor.api import MAX_ID
 
 TOPIC_MAX_CHARS = 200
@@ -23,6 +25,10 @@ EXPLANATION_MAX_CHARS = 1000
 ANSWER_MAX_CHARS = 200
 CHOICES_MIN, CHOICES_MAX = 2, 6
 REASON_MAX_CHARS = 300
+# A teacher's homework task (the API and learning.services.task_create).
+TASK_TITLE_MAX_CHARS = 200
+TASK_INSTRUCTIONS_MAX_CHARS = 5000
+TASK_SUBJECT_MAX_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ def _text(value: object, name: str, limit: int, *, one_line: bool = True) -> str
     text = " ".join(value.split()) if one_line else value.strip()
     if len(text) > limit:
         raise ValidationError({name: [f"{name} must be at most {limit} characters (got {len(text)})."]})
+    refuse_unstorable(text, name)
     return text
 
 
@@ -115,6 +122,10 @@ def _question(item: object, number: int) -> QuestionSpec:
     answer = answer.strip()
     if len(answer) > ANSWER_MAX_CHARS:
         raise fail(f"answer must be at most {ANSWER_MAX_CHARS} characters.")
+    try:
+        refuse_unstorable(answer, "answer")
+    except ValidationError as exc:
+        raise fail(" ".join(exc.messages)) from None
     if kind == Question.Kind.SHORT_TEXT:
         if not normalise_text(answer):
             raise fail("a short-text answer needs letters or digits, not only punctuation.")
@@ -130,6 +141,11 @@ def _question(item: object, number: int) -> QuestionSpec:
             f"each a text of at most {ANSWER_MAX_CHARS} characters."
         )
     clean = [c.strip() for c in choices]
+    try:
+        for choice in clean:
+            refuse_unstorable(choice, "choices")
+    except ValidationError as exc:
+        raise fail(" ".join(exc.messages)) from None
     folded = [normalise_text(c) for c in clean]
     if len(set(folded)) != len(folded) or not all(folded):
         raise fail("the choices must differ from one another (ignoring case, accents and punctuation).")
@@ -152,3 +168,27 @@ def validate_task_arguments(arguments: object) -> TaskUpdateSpec:
         raise ValidationError({"status": [f"status must be one of {', '.join(TaskStatus.Status.values)}."]})
     reason = _text(arguments.get("reason"), "reason", REASON_MAX_CHARS)
     return TaskUpdateSpec(task_id=task, status=str(status), reason=reason)
+
+
+def validate_task_text(*, title: object, instructions: object, subject: object) -> tuple[str, str, str]:
+    """A task's title (required), instructions and subject, stripped, within their limits in
+    characters and storable; ValidationError naming the field otherwise, in the messages (and
+    with the limits) of the API's serializer, which refuses the same first. For teachers: these
+    messages are translated, unlike the tools' ones."""
+    texts = {"title": title, "instructions": instructions, "subject": subject}
+    limits = {
+        "title": TASK_TITLE_MAX_CHARS,
+        "instructions": TASK_INSTRUCTIONS_MAX_CHARS,
+        "subject": TASK_SUBJECT_MAX_CHARS,
+    }
+    clean = {}
+    for name, value in texts.items():
+        text = value.strip() if isinstance(value, str) else ""
+        if name == "title" and not text:
+            raise ValidationError({name: [_("This field may not be blank.")]})
+        if len(text) > limits[name]:
+            message = _("Ensure this field has no more than {max_length} characters.").format(max_length=limits[name])
+            raise ValidationError({name: [message]})
+        refuse_unstorable(text, name)
+        clean[name] = text
+    return clean["title"], clean["instructions"], clean["subject"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
@@ -14,11 +15,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from llm.selectors import usage_report
-from tutor.api import MAX_ID
+from tutor.api import MAX_ID, query_params
 
 # The default report: the last 30 UTC days, today included; the longest a report may span.
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
+# The days a report may name: real dates of the product's life, far from the calendar's ends
+# (date.min, date.max), where the day after `until` or 29 days before it does not exist.
+USAGE_FIRST_DAY = date(2000, 1, 1)
+USAGE_LAST_DAY = date(2999, 12, 31)
+_DAY_RANGE = [MinValueValidator(USAGE_FIRST_DAY), MaxValueValidator(USAGE_LAST_DAY)]
 
 
 class UsageAmounts(serializers.Serializer[None]):
@@ -47,12 +53,21 @@ class UsageApi(APIView):
         student = serializers.IntegerField(
             required=False, min_value=1, max_value=MAX_ID, help_text="Only this student's (a teacher's students)."
         )
-        since = serializers.DateField(required=False, help_text="First UTC day (default: 29 days before `until`).")
-        until = serializers.DateField(required=False, help_text="Last UTC day, included (default: today).")
+        since = serializers.DateField(
+            required=False,
+            validators=_DAY_RANGE,
+            help_text=f"First UTC day (default: 29 days before `until`), from {USAGE_FIRST_DAY} to {USAGE_LAST_DAY}.",
+        )
+        until = serializers.DateField(
+            required=False,
+            validators=_DAY_RANGE,
+            help_text=f"Last UTC day, included (default: today), from {USAGE_FIRST_DAY} to {USAGE_LAST_DAY}; "
+            f"a report spans at most {MAX_DAYS} days.",
+        )
 
         def validate(self, data: dict[str, Any]) -> dict[str, Any]:
             until = data.get("until") or timezone.now().date()
-            since = data.get("since") or until - timedelta(days=DEFAULT_DAYS - 1)
+            since = data.get("since") or max(until - timedelta(days=DEFAULT_DAYS - 1), USAGE_FIRST_DAY)
             if since > until:
                 raise serializers.ValidationError({"since": [_("The first day must not be after the last one.")]})
             if (until - since).days >= MAX_DAYS:
@@ -71,6 +86,6 @@ class UsageApi(APIView):
 
     @extend_schema(parameters=[Input], responses=Output)
     def get(self, request: Request) -> Response:
-        data = self.Input(data=request.query_params)
+        data = self.Input(data=query_params(request))
         data.is_valid(raise_exception=True)
         return Response(self.Output(usage_report(user=request.user, **data.validated_data)).data)

@@ -5,6 +5,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,7 +13,22 @@ from rest_framework.views import APIView
 from memory import selectors, services, supersession
 from memory.models import AIMemory, SupersessionReview
 from memory.serializers import MemoryOutput, SupersessionReviewOutput
-from tutor.api import MAX_ID, Pagination, StrictCharField
+from memory.throttles import MemoryWriteRateThrottle
+from memory.validation import CONTENT_MAX_CHARS, REASON_MAX_CHARS, TITLE_MAX_CHARS, TITLE_MAX_WORDS, TITLE_MIN_WORDS
+from tutor.api import MAX_ID, Pagination, StrictCharField, WordCount, query_params
+
+# A memory's title has 4 to 10 words: the services check it (memory.validation); the schema says it.
+TITLE_WORDS = WordCount(TITLE_MIN_WORDS, TITLE_MAX_WORDS)
+
+
+class MemoryWriteThrottled(APIView):
+    """A view whose writes count against THROTTLE_MEMORY_WRITE_RATE (memory.throttles), with the
+    MCP tools' writes; its reads are not throttled."""
+
+    throttle_classes = [MemoryWriteRateThrottle]
+
+    def get_throttles(self) -> list[Any]:
+        return [] if self.request.method in SAFE_METHODS else super().get_throttles()
 
 
 class MemoryFilters(serializers.Serializer[None]):
@@ -28,13 +44,13 @@ class MemoryFilters(serializers.Serializer[None]):
     )
 
 
-class MemoryListCreateApi(APIView):
+class MemoryListCreateApi(MemoryWriteThrottled):
     pagination_class = Pagination
 
     class Input(serializers.Serializer[None]):
         student = serializers.IntegerField(min_value=1, max_value=MAX_ID)
-        title = StrictCharField(max_length=200)
-        content = StrictCharField()
+        title = StrictCharField(max_length=TITLE_MAX_CHARS, validators=[TITLE_WORDS])
+        content = StrictCharField(max_length=CONTENT_MAX_CHARS)
         visibility = serializers.ChoiceField(
             choices=AIMemory.Visibility.choices,
             default=AIMemory.Visibility.STUDENT,
@@ -45,7 +61,7 @@ class MemoryListCreateApi(APIView):
     def get(self, request: Request) -> Response:
         """Memories newest first (`?status=` active by default, archived or all; `?kind=`); with
         `?q=`, the student's active memories most relevant to q, best first."""
-        filters = MemoryFilters(data=request.query_params)
+        filters = MemoryFilters(data=query_params(request))
         filters.is_valid(raise_exception=True)
         params = filters.validated_data
         query = params.get("q", "").strip()
@@ -77,10 +93,10 @@ class MemoryListCreateApi(APIView):
         return Response(MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
 
 
-class MemoryDetailApi(APIView):
+class MemoryDetailApi(MemoryWriteThrottled):
     class Input(serializers.Serializer[None]):
-        title = StrictCharField(max_length=200, required=False)
-        content = StrictCharField(required=False)
+        title = StrictCharField(max_length=TITLE_MAX_CHARS, required=False, validators=[TITLE_WORDS])
+        content = StrictCharField(max_length=CONTENT_MAX_CHARS, required=False)
         visibility = serializers.ChoiceField(choices=AIMemory.Visibility.choices, required=False)
 
     @extend_schema(responses=MemoryOutput)
@@ -90,7 +106,8 @@ class MemoryDetailApi(APIView):
     @extend_schema(request=Input, responses=MemoryOutput)
     def patch(self, request: Request, memory_id: int) -> Response:
         """A teacher of the student corrects a memory's title and/or content (re-indexed and
-        re-embedded), or a teacher note's visibility; an archived memory is a 409."""
+        re-embedded), or a teacher note's visibility; an archived memory is a 409. At least one
+        field must be given: an empty body (`{}`) is a 400."""
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         if not data.validated_data:
@@ -99,9 +116,9 @@ class MemoryDetailApi(APIView):
         return Response(MemoryOutput(memory).data)
 
 
-class MemoryArchiveApi(APIView):
+class MemoryArchiveApi(MemoryWriteThrottled):
     class Input(serializers.Serializer[None]):
-        reason = StrictCharField(max_length=300)
+        reason = StrictCharField(max_length=REASON_MAX_CHARS)
 
     @extend_schema(request=Input, responses=MemoryOutput)
     def post(self, request: Request, memory_id: int) -> Response:
@@ -113,10 +130,10 @@ class MemoryArchiveApi(APIView):
         return Response(MemoryOutput(memory).data)
 
 
-class MemorySupersedeApi(APIView):
+class MemorySupersedeApi(MemoryWriteThrottled):
     class Input(serializers.Serializer[None]):
         by = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="The newer memory that replaces it.")
-        reason = StrictCharField(max_length=300)
+        reason = StrictCharField(max_length=REASON_MAX_CHARS)
 
     @extend_schema(request=Input, responses=MemoryOutput)
     def post(self, request: Request, memory_id: int) -> Response:
@@ -178,7 +195,7 @@ class SupersessionReviewListApi(APIView):
     def get(self, request: Request) -> Response:
         """Pairs the summary model thought might be updates, with too little confidence to act:
         nothing changed; a teacher of the student applies or dismisses each (open by default)."""
-        filters = ReviewFilters(data=request.query_params)
+        filters = ReviewFilters(data=query_params(request))
         filters.is_valid(raise_exception=True)
         qs = supersession.supersession_reviews(
             user=request.user, student_id=filters.validated_data.get("student"), status=filters.validated_data["status"]

@@ -42,6 +42,15 @@ from accounts.models import User
 from memory.models import AIMemory
 from memory.selectors import memory_search
 from memory.services import memory_agent_forget, memory_agent_write
+from memory.throttles import memory_write_check
+from memory.validation import (
+    CONTENT_MAX_CHARS,
+    CONTENT_MAX_WORDS,
+    REASON_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    TITLE_MAX_WORDS,
+    TITLE_MIN_WORDS,
+)
 from tutor.auth import TokenAuthentication
 from tutor.db import db_step
 from tutor.errors import ApplicationError, error_body
@@ -98,16 +107,20 @@ def _validation_message(exc: ValidationError) -> str:
     return " ".join(exc.messages)
 
 
-async def _as_user(fn: Callable[..., R], **kwargs: Any) -> R:
+async def _as_user(fn: Callable[..., R], *, writes: bool = False, **kwargs: Any) -> R:
     """Run a service as the acting user, in their language, on a database thread.
 
-    The services' errors become tool errors (an isError result the agent reads), with the
-    services' own messages: a scoping miss is the same "not found" as a missing id.
+    A service that `writes` first counts against the user's memory write rate, shared with the
+    API's memory writes (memory.throttles): past it, nothing runs. The services' errors become
+    tool errors (an isError result the agent reads), with the services' own messages: a
+    scoping miss is the same "not found" as a missing id.
     """
     user = _current_user()
 
     def run() -> R:
         with translation.override(user.language or settings.LANGUAGE_CODE):
+            if writes:
+                memory_write_check(user)
             return fn(user=user, **kwargs)
 
     try:
@@ -151,17 +164,27 @@ def build_server() -> MCPServer:
         """The student's active memories most relevant to `query`, best first (at most k)."""
         return await _as_user(_recall, query=query, k=k, student_id=student_id)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False))
-    async def write(title: str, content: str, student_id: int | None = None) -> MemoryOut:
-        """Store a note in the student's memory: a title of 4 to 10 words, content of at most
-        200 words. Each call stores a new note."""
-        return await _as_user(_write, title=title, content=content, student_id=student_id)
+    # The description, with the limits of memory.validation, is what the agent reads.
+    @server.tool(
+        description=(
+            f"Store a note in the student's memory: a title of {TITLE_MIN_WORDS} to {TITLE_MAX_WORDS} words (at "
+            f"most {TITLE_MAX_CHARS} characters), content of at most {CONTENT_MAX_WORDS} words and "
+            f"{CONTENT_MAX_CHARS} characters. Each call stores a new note."
+        ),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
+    )
+    async def write(
+        title: Annotated[str, Field(max_length=TITLE_MAX_CHARS)],
+        content: Annotated[str, Field(max_length=CONTENT_MAX_CHARS)],
+        student_id: int | None = None,
+    ) -> MemoryOut:
+        return await _as_user(_write, writes=True, title=title, content=content, student_id=student_id)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
-    async def forget(memory_id: int, reason: str) -> ForgetOut:
+    async def forget(memory_id: int, reason: Annotated[str, Field(max_length=REASON_MAX_CHARS)]) -> ForgetOut:
         """Archive a memory with a reason: recall no longer finds it, and it is never deleted.
         Forgetting a memory twice changes nothing."""
-        return await _as_user(_forget, memory_id=memory_id, reason=reason)
+        return await _as_user(_forget, writes=True, memory_id=memory_id, reason=reason)
 
     return server
 

@@ -385,3 +385,35 @@ def test_the_refusal_speaks_the_students_language(clients, priced, settings, sch
     assert resp.json()["error"]["details"]["spent_usd"] == "0.75000000"
     since = clients["alice"].get("/api/v1/usage/?since=2026-02-01&until=2026-01-01")
     assert since.json()["error"]["details"]["since"] == ["Le premier jour ne doit pas être postérieur au dernier."]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "until=9999-12-31",
+        "since=9999-12-31&until=9999-12-31",
+        "until=0001-01-01",
+        "until=0001-01-05",
+        "since=0001-01-01&until=0001-01-01",
+        "since=0001-01-01",
+        "since=1999-12-31&until=2000-01-01",
+    ],
+)
+def test_dates_outside_the_usage_range_are_a_400(clients, query):
+    """The report covers UTC days from USAGE_FIRST_DAY to USAGE_LAST_DAY: a day outside them
+    (the calendar's own ends included, where a day after `until` or 29 days before it does not
+    exist) is a 400 `invalid` naming the field, never a server error."""
+    resp = clients["teacher_a"].get(f"/api/v1/usage/?{query}")
+    assert resp.status_code == 400, resp.content
+    body = resp.json()["error"]
+    assert body["code"] == "invalid" and set(body["details"]) <= {"since", "until"} and body["details"]
+
+
+def test_the_ends_of_the_usage_range_are_accepted(clients, school):
+    """The first and the last day of the range are valid report bounds."""
+    from llm.apis import USAGE_FIRST_DAY, USAGE_LAST_DAY
+
+    for since, until in ((USAGE_FIRST_DAY, USAGE_FIRST_DAY), (USAGE_LAST_DAY, USAGE_LAST_DAY)):
+        resp = clients["teacher_a"].get(f"/api/v1/usage/?since={since}&until={until}")
+        assert resp.status_code == 200, resp.content
+        assert (resp.json()["since"], resp.json()["until"]) == (since.isoformat(), until.isoformat())

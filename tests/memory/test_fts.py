@@ -127,11 +127,12 @@ def test_teacher_note_is_indexed(school):
 
 
 def test_a_very_long_word_is_indexed_by_every_write(school):
-    """A save_memory note, an edit and a conversation summary with a 5,000-character word (more
-    than a PostgreSQL index entry holds) are stored whole and indexed, with statistics exact,
-    and found by their other words."""
+    """A save_memory note, an edit and a conversation summary with a 1,500-character word of
+    two-byte letters (3,000 bytes: more than a PostgreSQL index entry holds, within
+    CONTENT_MAX_CHARS) are stored whole and indexed, with statistics exact, and found by their
+    other words."""
     alice = school["alice"]
-    blob = "".join(random.Random(3).choices(string.ascii_lowercase, k=5000))
+    blob = "".join(random.Random(3).choices("αβγδεζηθικλμνξοπρστυφχψω", k=1500))
     tool_note = note(alice, "Pasted a long code into chat", f"The student pasted {blob} during fractions.")
     conversation = Conversation.objects.create(student=alice, subject="", last_activity_at=timezone.now())
     summary, created = memory_summary_store(

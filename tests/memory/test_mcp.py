@@ -21,6 +21,7 @@ from rest_framework.authtoken.models import Token
 
 from memory.models import AIMemory
 from memory.services import memory_agent_write
+from memory.validation import CONTENT_MAX_CHARS, REASON_MAX_CHARS, TITLE_MAX_CHARS
 from tests.conftest import ROOT, headers
 
 TITLE = "Alice adds fractions with common denominators"
@@ -133,6 +134,74 @@ def test_http_bounds_and_validation_are_tool_errors(server, school):
     assert len(data(k_two)) == 2
     assert AIMemory.objects.filter(student=alice).count() == 3
     assert not AIMemory.objects.filter(status="archived").exists()
+
+
+def test_http_write_refuses_a_nul_and_texts_over_the_limits(server, school):
+    """`write` with a NUL byte in the title or the content (PostgreSQL cannot store it: the API
+    answers 400), content past CONTENT_MAX_CHARS (one 2.4 MB word included) or a title past
+    TITLE_MAX_CHARS, and `forget` with a reason past REASON_MAX_CHARS: each is a tool error
+    naming the problem; nothing is stored and nothing archived. The tools' input schema gives
+    the limits (maxLength), as the API's schema does."""
+    alice = school["alice"]
+    kept = memory_agent_write(user=alice, student_id=None, title=TITLE, content=CONTENT)
+    nul_title, nul_content, over, huge, long_title, long_reason = over_http(
+        server,
+        headers(alice),
+        ("write", {"title": "Alice adds \x00 fractions with ease", "content": CONTENT}),
+        ("write", {"title": "Alice adds fractions with ease", "content": "Common \x00 denominators."}),
+        ("write", {"title": "Alice adds fractions with ease", "content": "w" * (CONTENT_MAX_CHARS + 1)}),
+        ("write", {"title": "Alice adds fractions with ease", "content": "x" * 2_400_000}),
+        ("write", {"title": "Alice adds fractions " + "t" * TITLE_MAX_CHARS, "content": CONTENT}),
+        ("forget", {"memory_id": kept.pk, "reason": "r" * (REASON_MAX_CHARS + 1)}),
+    )
+    assert "null" in error(nul_title).lower() and "null" in error(nul_content).lower()
+    for result, limit in ((over, CONTENT_MAX_CHARS), (huge, CONTENT_MAX_CHARS), (long_title, TITLE_MAX_CHARS)):
+        assert str(limit) in error(result), error(result)
+    assert str(REASON_MAX_CHARS) in error(long_reason), error(long_reason)
+    assert list(AIMemory.objects.values_list("pk", "status")) == [(kept.pk, "active")]
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    tools = httpx2.post(f"{server}/mcp/", json=body, headers={**accept, **headers(alice)}).json()["result"]["tools"]
+    schemas = {tool["name"]: tool["inputSchema"]["properties"] for tool in tools}
+    assert schemas["write"]["title"]["maxLength"] == TITLE_MAX_CHARS
+    assert schemas["write"]["content"]["maxLength"] == CONTENT_MAX_CHARS
+    assert schemas["forget"]["reason"]["maxLength"] == REASON_MAX_CHARS
+
+
+@pytest.fixture
+def memory_write_rate(worker_env):
+    """The server started after this fixture counts 3 memory writes per user and minute."""
+    worker_env["THROTTLE_MEMORY_WRITE_RATE"] = "3/minute"
+
+
+def test_http_writes_share_the_apis_memory_write_rate(memory_write_rate, server, school):
+    """MCP `write` and `forget` count against THROTTLE_MEMORY_WRITE_RATE with the API's memory
+    writes, per user: past it, the tool call is an error saying when to retry and stores
+    nothing, and the API's next memory write is a 429 with Retry-After. Reads are not counted,
+    and another user still writes."""
+    alice, teacher = school["alice"], school["teacher_a"]
+    note = {"student": alice.pk, "title": "Prefers drawings before symbols in fractions", "content": "Bars first."}
+    first = httpx2.post(f"{server}/api/v1/memories/", json=note, headers=headers(teacher))
+    assert first.status_code == 201, first.text
+    recalled, wrote, forgot, refused = over_http(
+        server,
+        headers(teacher),
+        ("recall", {"query": "fractions", "student_id": alice.pk}),
+        ("write", {"title": "Alice should review equivalent fractions", "content": "Soon.", "student_id": alice.pk}),
+        ("forget", {"memory_id": first.json()["id"], "reason": "Done."}),
+        ("write", {"title": "One note too many for this minute", "content": "Refused.", "student_id": alice.pk}),
+    )
+    assert data(recalled) and data(wrote)["id"] and data(forgot)["status"] == "archived"
+    assert "too many memory writes" in error(refused).lower()
+    assert not AIMemory.objects.filter(title="One note too many for this minute").exists()
+
+    again = httpx2.post(f"{server}/api/v1/memories/", json=note, headers=headers(teacher))
+    assert again.status_code == 429 and again.json()["error"]["code"] == "throttled", again.text
+    assert int(again.headers["Retry-After"]) > 0
+    assert httpx2.get(f"{server}/api/v1/memories/?student={alice.pk}", headers=headers(teacher)).status_code == 200
+    (own,) = over_http(server, headers(alice), ("write", {"title": TITLE, "content": CONTENT}))
+    assert data(own)["id"]
 
 
 def test_http_tenancy(server, school):

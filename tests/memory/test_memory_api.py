@@ -5,7 +5,6 @@ student and another class's teacher get 404: tests/accounts/test_tenancy.py.)"""
 from __future__ import annotations
 
 import random
-import string
 
 from memory.models import AIMemory, MemoryEmbedding
 from memory.tasks import memory_embed
@@ -110,15 +109,17 @@ def test_unknown_memory_is_404(clients, school):
 
 
 # A word far longer than PostgreSQL's btree allows in one index entry (about 2,700 bytes, after
-# compression: hence random letters, which do not compress), like a pasted hash or encoded blob.
-LONG_WORD = "".join(random.Random(5000).choices(string.ascii_lowercase, k=5000))
+# compression: hence random letters, which do not compress), like a pasted hash or encoded blob:
+# 1,500 two-byte Greek letters (3,000 bytes), so that a note holding it stays within
+# CONTENT_MAX_CHARS.
+LONG_WORD = "".join(random.Random(5000).choices("αβγδεζηθικλμνξοπρστυφχψω", k=1500))
 
 
 def test_a_very_long_word_is_stored_whole_and_the_note_stays_searchable(clients, school):
-    """A teacher note with a 5,000-character word in its content and a word longer than the
+    """A teacher note with a 1,500-character word in its content and a word longer than the
     index's term bound in its title is created (201), stored whole, and found by its other words
     and by the long word itself (queries are cut by the same rule as the index). A title cannot
-    hold a 5,000-character word: that is a 400 from validation, never a 500."""
+    hold a 1,500-character word: that is a 400 from validation, never a 500."""
     alice, teacher = school["alice"], clients["teacher_a"]
     title = "Pasted " + LONG_WORD[:150] + " into fractions homework"
     content = f"Typed {LONG_WORD} instead of the denominators."
@@ -141,7 +142,7 @@ def test_a_very_long_word_is_stored_whole_and_the_note_stays_searchable(clients,
 
 
 def test_a_correction_with_a_very_long_word_is_200(clients, school):
-    """PATCH with a 5,000-character word in the content stores it whole and re-indexes the memory."""
+    """PATCH with a 1,500-character word in the content stores it whole and re-indexes the memory."""
     alice, teacher = school["alice"], clients["teacher_a"]
     memory = note(alice, "Struggles with adding unlike fractions", "Mixed up the denominators twice.")
     content = f"Now types {LONG_WORD} before every percentage."

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import translation
 
 from memory.prompts import parse_summary
-from memory.validation import sentence_count, validate_content, validate_title
+from memory.validation import (
+    CLIPPED,
+    CONTENT_MAX_CHARS,
+    CONTENT_MAX_WORDS,
+    REASON_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    clip,
+    clip_content,
+    sentence_count,
+    validate_content,
+    validate_reason,
+    validate_title,
+)
 
 
 @pytest.mark.parametrize(
@@ -66,3 +79,61 @@ def test_parse_summary_accepts_json_with_surrounding_text():
 def test_parse_summary_says_what_is_wrong(answer, fragment):
     with pytest.raises(ValueError, match=fragment):
         parse_summary(answer)
+
+
+def test_content_over_the_character_limit_is_refused_whatever_its_words():
+    """A single 2.4 MB word is one word, and still refused: CONTENT_MAX_CHARS counts characters."""
+    for content in ("x" * 2_400_000, "word " * 150 + "y" * CONTENT_MAX_CHARS):
+        with pytest.raises(ValidationError, match=f"{CONTENT_MAX_CHARS} characters"):
+            validate_content(content)
+    at_limit = "z" * CONTENT_MAX_CHARS
+    assert validate_content(at_limit) == at_limit
+
+
+def test_title_over_the_character_limit_is_refused():
+    with pytest.raises(ValidationError, match=f"{TITLE_MAX_CHARS} characters"):
+        validate_title("Adds fractions with " + "d" * TITLE_MAX_CHARS)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("Adds \x00 fractions with ease", "Null characters"), ("Adds \ud800 fractions with ease", r"U\+D800")],
+)
+def test_nul_and_lone_surrogates_are_refused_as_the_api_refuses_them(text, message):
+    """The rule of DRF's CharField, with its messages, for the paths without a serializer."""
+    with pytest.raises(ValidationError, match=message):
+        validate_title(text)
+    with pytest.raises(ValidationError, match=message):
+        validate_content(text)
+    with pytest.raises(ValidationError, match=message):
+        validate_reason(text, required_message="A reason is required.")
+
+
+def test_a_reason_is_one_line_and_bounded():
+    assert validate_reason("  Not   true\nany more ", required_message="Needed.") == "Not true any more"
+    for empty in ("  ", None, 5):
+        with pytest.raises(ValidationError, match=r"Needed\."):
+            validate_reason(empty, required_message="Needed.")
+    with pytest.raises(ValidationError, match=f"{REASON_MAX_CHARS} characters"):
+        validate_reason("r" * (REASON_MAX_CHARS + 1), required_message="Needed.")
+
+
+def test_the_limits_speak_the_users_language():
+    with translation.override("fr"), pytest.raises(ValidationError) as refused:
+        validate_content("x" * (CONTENT_MAX_CHARS + 1))
+    assert refused.value.messages == [f"Le contenu doit compter au plus {CONTENT_MAX_CHARS} caractères."]
+
+
+def test_clip_cuts_at_a_word_and_marks_the_cut():
+    """clip keeps a short text as it is (on one line), and cuts a long one at a word where there is
+    one, else in the word, always within the limit and ending with the mark; it drops what cannot
+    be stored."""
+    assert clip("  Short\ntext ", max_chars=50) == "Short text"
+    cut = clip("alpha beta gamma delta epsilon", max_chars=20)
+    assert cut == "alpha beta" + CLIPPED and len(cut) <= 20
+    hard = clip("x" * 100, max_chars=20)
+    assert hard == "x" * (20 - len(CLIPPED)) + CLIPPED
+    assert clip("a\x00b \ud800c", max_chars=50) == "ab c"
+    words = clip_content("w " * (CONTENT_MAX_WORDS + 5))
+    assert words == ("w " * CONTENT_MAX_WORDS).strip() + CLIPPED
+    assert len(clip_content("y" * 10**6)) == CONTENT_MAX_CHARS
