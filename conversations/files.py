@@ -6,9 +6,11 @@
   and images, strict UTF-8 for text), never from the client's name or content type alone. The
   bytes go to the "tutor_files" storage under a name of ours, the row is created `pending`, and
   the extraction task is enqueued after commit.
-- Extraction (`file_extract`, run by conversations.tasks.file_extract): pypdf for PDFs, UTF-8
-  for text; images are ready without text. A file pypdf cannot read (malformed, encrypted, no
-  text) is `unreadable` with its reason; no error of the file's own ends the task.
+- Extraction (`file_extract`, run by conversations.tasks.file_extract): pypdf for PDFs, in a
+  process of its own bounded in decompressed bytes, memory and time (conversations.pdf_text),
+  UTF-8 for text; images are ready without text. A file that cannot be read (malformed,
+  encrypted, no text, too large, too slow) is `unreadable` with its reason; no error of the
+  file's own ends the task, and none can take the worker's memory with it.
 - Reads: `file_list` for the API (through `conversation_get`, the scoping primitive) and
   `files_for_prompt` for the chat turn.
 """
@@ -18,8 +20,13 @@ from __future__ import annotations
 import base64
 import codecs
 import io
+import json
 import logging
+import math
+import os
 import re
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -27,7 +34,6 @@ from functools import partial
 from pathlib import PurePath
 from typing import Any
 
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.storage import Storage, storages
 from django.core.files.uploadedfile import UploadedFile
@@ -39,9 +45,9 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from pypdf import PasswordType, PdfReader
 from rest_framework import status
 
+from conversations import pdf_text
 from conversations.models import Conversation, ConversationFile
 from conversations.selectors import conversation_get, require_student_owner
 from memory.models import AIMemory
@@ -86,7 +92,9 @@ _STORED_EXTENSION = {PDF: ".pdf", TEXT: ".txt", MARKDOWN: ".md", PNG: ".png", JP
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # A PDF reader looks for its header within the first 1,024 bytes.
 _PDF_HEADER_WINDOW = 1024
-PAGE_BREAK = "\f"
+PAGE_BREAK = pdf_text.PAGE_BREAK
+# What the PDF reader logs (pypdf's warnings: one per page at most) is kept to this many lines.
+_READER_LOG_LINES = 20
 
 
 class FileTooLarge(ApplicationError):
@@ -356,60 +364,57 @@ def _unreadable(reason: str, pages: int | None = None) -> Extraction:
 
 
 def _pdf_extract(data: bytes, label: str) -> Extraction:
-    """Text per page with pypdf. Any error of pypdf's (a malformed file can raise anything from
-    its parser: PdfReadError, KeyError, RecursionError...) makes the file unreadable, logged; a
-    page that fails alone is skipped."""
+    """Text per page with pypdf, read by `conversations.pdf_text` in a process of its own so
+    that no file can take the worker's memory or time: past FILES_EXTRACT_MAX_DECODED_BYTES
+    decompressed or FILES_EXTRACT_MAX_MEMORY_BYTES of memory the file is `too_large`, past
+    FILES_EXTRACT_TIME_LIMIT_SECONDS the process is killed and the file is `too_slow`; a
+    malformed file is `malformed` (a page that fails alone is skipped), a locked one
+    `encrypted`. What the reader logs is logged here under the file's id."""
     reason = ConversationFile.Reason
+    seconds = settings.FILES_EXTRACT_TIME_LIMIT_SECONDS
+    command = [
+        sys.executable,
+        "-I",  # no PYTHON* variables, no user site, no script folder on the path
+        pdf_text.__file__,
+        str(settings.FILES_EXTRACT_MAX_DECODED_BYTES),
+        str(settings.FILES_MAX_TEXT_CHARS),
+        str(settings.FILES_EXTRACT_MAX_MEMORY_BYTES),
+        str(math.ceil(seconds) + 1),  # its processor time, should this process die first
+    ]
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            # pypdf already tried the empty user password, which any viewer opens without asking.
-            try:
-                opened = reader.decrypt("") != PasswordType.NOT_DECRYPTED
-            except SoftTimeLimitExceeded:
-                raise
-            except Exception as exc:  # an unsupported algorithm (DependencyError, NotImplementedError)
-                logger.info("file %s: encrypted PDF that cannot be opened: %r", label, exc)
-                opened = False
-            if not opened:
-                return _unreadable(reason.ENCRYPTED)
-        count = len(reader.pages)
-    except SoftTimeLimitExceeded:
-        raise
-    except Exception as exc:
-        logger.warning("file %s: malformed PDF: %r", label, exc)
-        return _unreadable(reason.MALFORMED)
-    if count == 0:
-        return _unreadable(reason.MALFORMED, pages=0)
-    parts: list[str] = []
-    total = 0
-    failed = 0
-    for number in range(count):
-        if total > settings.FILES_MAX_TEXT_CHARS:
-            break  # the rest would be cut off anyway
-        try:
-            # A form feed inside a page would read as a page break (PAGE_BREAK joins the pages).
-            page_text = _clean(reader.pages[number].extract_text() or "").replace(PAGE_BREAK, "\n")
-        except SoftTimeLimitExceeded:
-            raise
-        except Exception as exc:
-            failed += 1
-            logger.warning("file %s: page %s of %s unreadable: %r", label, number + 1, count, exc)
-            page_text = ""
-        parts.append(page_text)
-        total += len(page_text) + 1
-    if failed == count:
-        return _unreadable(reason.MALFORMED, pages=count)
-    if not any(part.strip() for part in parts):
-        return _unreadable(reason.NO_TEXT, pages=count)
-    text, truncated = _capped(parts, PAGE_BREAK)
-    return Extraction(
-        status=ConversationFile.Status.READY, pages=count, text=text, truncated=truncated or len(parts) < count
-    )
+        # Our interpreter and script, the file's bytes on stdin only. The reader parses a
+        # stranger's file: it gets no environment, hence no secret.
+        done = subprocess.run(  # noqa: S603
+            command, input=data, capture_output=True, timeout=seconds, env={"PATH": os.defpath}, check=False
+        )
+    except subprocess.TimeoutExpired:  # run() has killed the reader
+        logger.warning("file %s: reading the PDF took longer than %ss; stopped", label, seconds)
+        return _unreadable(reason.TOO_SLOW)
+    for line in done.stderr.decode("utf-8", "replace").splitlines()[:_READER_LOG_LINES]:
+        logger.warning("file %s: %s", label, line[:500])
+    if done.returncode == pdf_text.EXIT_TOO_LARGE:
+        return _unreadable(reason.TOO_LARGE)
+    try:
+        result = json.loads(done.stdout)
+        status, why = ConversationFile.Status(result["status"]), result["reason"]
+        extraction = Extraction(
+            status=status,
+            reason=reason(why) if why else "",
+            pages=result["pages"],
+            text=result["text"],
+            truncated=result["truncated"],
+        )
+    except (ValueError, KeyError, TypeError):
+        # Killed (RLIMIT_CPU, a signal) or crashed: nothing to read. Another try would end the same.
+        logger.error("file %s: the PDF reader ended with status %s and no answer", label, done.returncode)
+        return _unreadable(reason.EXTRACTION_FAILED)
+    if extraction.reason == reason.TOO_LARGE:
+        logger.warning("file %s: the PDF expands past the limits of its reader", label)
+    return extraction
 
 
 def extract_content(*, data: bytes, content_type: str, label: str = "") -> Extraction:
-    """What a file holds for the prompt: a pure function of its bytes and type, which never
+    """What a file holds for the prompt: a function of its bytes and type alone, which never
     raises for the file's own sake (only Celery's time limit goes through)."""
     if content_type == PDF:
         return _pdf_extract(data, label)

@@ -160,6 +160,8 @@ class ConversationFile(models.Model):
         NO_TEXT = "no_text", "No text found"
         MISSING = "missing", "Missing from storage"
         EXTRACTION_FAILED = "extraction_failed", "Extraction failed too many times"
+        TOO_LARGE = "too_large", "Expands past the size or memory limit"
+        TOO_SLOW = "too_slow", "Took longer than the time limit to read"
 
     conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="files")
     # The name the client gave, for people only: the storage name never derives from it.

@@ -14,6 +14,12 @@ The turn runs in its own asyncio task (`_drive`), not in the request: a client t
 stops reading the feed, and the turn still completes and stores its reply. A retry with the
 same `client_message_id` then replays the stored reply, or follows the feed still being
 written (in this process), or waits for it (another process): never a second model call.
+
+A stopping server (tutor.server.Drain) lets its turns finish until shortly before its graceful
+timeout, then `turns_interrupt` ends the others: each releases its conversation and ends its
+feed with an `error` event `server_shutting_down` (retry_safe), so that its streams end cleanly
+and its student, retrying with the same `client_message_id` on a server still up, gets the turn
+answered there (the model is asked again: its interrupted answer was never stored).
 """
 
 from __future__ import annotations
@@ -35,11 +41,20 @@ from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import message_tokens
 from tutor.db import db_step
-from tutor.errors import ApplicationError, error_body
+from tutor.errors import ApplicationError, ServiceUnavailable, error_body
+from tutor.server import DRAIN_RETRY_AFTER_SECONDS
 
 logger = logging.getLogger(__name__)
 
 Event = tuple[str, dict[str, Any]]
+
+
+class ServerShuttingDown(ServiceUnavailable):
+    """The server is stopping (tutor.server.Drain); the same code as its refusals."""
+
+    code = "server_shutting_down"
+    retry_safe = True
+    retry_after = DRAIN_RETRY_AFTER_SECONDS
 
 
 class TurnFeed:
@@ -117,9 +132,12 @@ class TurnFeed:
 
 
 # Turns in progress in this process, by (event loop, student message id), and their tasks (the
-# loop keeps only weak references to tasks).
+# loop keeps only weak references to tasks); the drivers by the same key.
 _feeds: dict[tuple[int, int], TurnFeed] = {}
 _tasks: set[asyncio.Future[Any]] = set()
+_drivers: dict[tuple[int, int], asyncio.Task[None]] = {}
+# Set by `turns_interrupt`: the server is stopping, no turn starts or waits any more.
+_interrupting = False
 
 
 async def turn_open(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnFeed:
@@ -160,12 +178,15 @@ async def _open(*, user: Any, conversation_id: Any, content: str, client_message
             task = asyncio.create_task(_drive(outcome, feed, key))
             _tasks.add(task)
             task.add_done_callback(_tasks.discard)
+            _drivers[key] = task
             return feed
         if outcome.student_message is not None:
             following = _feeds.get((loop, outcome.student_message.pk))
             if following is not None:
                 return following
             followed = True
+        if _interrupting:
+            raise _shutting_down(outcome.student_message)
         if time.monotonic() > deadline:
             if outcome.student_message is not None:
                 raise turns.ConversationBusy(
@@ -187,21 +208,26 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
     ends the feed with an `error` event, and the student's message stays stored."""
     usage: list[LLMUsage] = []
     renewal = asyncio.create_task(_renew(claim))
+    finishing: asyncio.Future[Message] | None = None
     try:
         try:
             async with asyncio.timeout(settings.TURN_DEADLINE_SECONDS):
                 content, prompt_tokens, completion_tokens, model = await _converse(claim, feed, usage)
         except TimeoutError:
             raise gateway.LLMUnavailable(f"the turn took more than {settings.TURN_DEADLINE_SECONDS:.0f} s") from None
-        reply = await db_step(
-            turns.turn_finish,
-            claim=claim,
-            content=content,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            model=model,
-            usage=usage,
+        finishing = asyncio.ensure_future(
+            db_step(
+                turns.turn_finish,
+                claim=claim,
+                content=content,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                model=model,
+                usage=usage,
+            )
         )
+        # Shielded: a reply being stored is stored and shown, even if the server stops meanwhile.
+        reply = await asyncio.shield(finishing)
         feed.finish(reply)
     except gateway.LLMError as exc:
         await _abandon(claim, usage)
@@ -232,10 +258,65 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
                 details={"student_message_id": claim.student_message.pk},
             )
         )
+    except asyncio.CancelledError:
+        if _interrupting:
+            await _interrupted(claim, usage, feed, finishing)
+        raise
     finally:
         renewal.cancel()
         feed.close()
         _feeds.pop(key, None)
+        _drivers.pop(key, None)
+
+
+async def _interrupted(
+    claim: turns.Claimed, usage: list[LLMUsage], feed: TurnFeed, finishing: asyncio.Future[Message] | None
+) -> None:
+    """A turn cancelled by `turns_interrupt`: a reply already being stored ends it as usual;
+    otherwise its conversation is released for the retry and its feed ends with the error."""
+    logger.warning("conversation %s: turn interrupted, the server is stopping", claim.conversation_id)
+    try:
+        if finishing is not None:
+            feed.finish(await finishing)
+            return
+        await _abandon(claim, usage)
+    except Exception:
+        logger.exception("conversation %s: the interrupted turn could not be settled", claim.conversation_id)
+    feed.fail(_shutting_down(claim.student_message))
+
+
+def _shutting_down(student_message: Message | None) -> ServerShuttingDown:
+    details: dict[str, Any] = {"retry_after_seconds": DRAIN_RETRY_AFTER_SECONDS}
+    if student_message is None:
+        return ServerShuttingDown(
+            gettext("The server is restarting; your message was not stored. Send it again in a moment."),
+            details=details,
+        )
+    return ServerShuttingDown(
+        gettext("The server is restarting. Your message is saved; retrying with the same client_message_id is safe."),
+        details={"student_message_id": student_message.pk, **details},
+    )
+
+
+def turns_running() -> bool:
+    """Whether this process is driving or opening a turn (the drain waits for them)."""
+    return bool(_tasks)
+
+
+async def turns_interrupt() -> int:
+    """End the turns this process is still driving, the server being about to stop: each
+    releases its conversation (its usage so far recorded) and ends its feed with an `error`
+    event `server_shutting_down` (retry_safe, with its student message's id), which ends its
+    streams and the requests waiting for it; a request still waiting to open a turn gets the
+    same error. Returns how many turns were interrupted."""
+    global _interrupting
+    _interrupting = True
+    loop = id(asyncio.get_running_loop())
+    drivers = [task for (task_loop, _), task in list(_drivers.items()) if task_loop == loop]
+    for task in drivers:
+        task.cancel()
+    await asyncio.gather(*drivers, return_exceptions=True)
+    return len(drivers)
 
 
 async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage]) -> tuple[str, int, int, str]:

@@ -26,8 +26,10 @@ def conversations_end_idle() -> int:
     bind=True,
     max_retries=None,
     acks_late=True,
-    soft_time_limit=settings.FILES_EXTRACT_TIME_LIMIT_SECONDS,
-    time_limit=settings.FILES_EXTRACT_TIME_LIMIT_SECONDS + 30,
+    # A backstop (prefork pool) above the reader's own limit, which holds in any pool: the
+    # storage read and the database writes around it.
+    soft_time_limit=settings.FILES_EXTRACT_TIME_LIMIT_SECONDS + 30,
+    time_limit=settings.FILES_EXTRACT_TIME_LIMIT_SECONDS + 60,
 )
 def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
     """Extract the text of an uploaded file and settle its status (`files.file_extract`).
@@ -38,13 +40,17 @@ def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
     for a moment retries with exponential backoff and jitter, up to FILES_EXTRACT_MAX_ATTEMPTS;
     after that `files_sweep` sends the file again later, and each try counts: past the cap the
     file is settled unreadable (`extraction_failed`), so a file that kills its worker is not
-    redelivered for ever. A try past FILES_EXTRACT_TIME_LIMIT_SECONDS (prefork pool) is settled
-    the same way.
+    redelivered for ever. A PDF is read in a child process within bounds of decompressed bytes,
+    memory and time (`files._pdf_extract`): a file past them is settled unreadable (`too_large`,
+    `too_slow`), and the worker's memory is not touched by it. A try past Celery's time limit
+    (prefork pool; the storage or the database hanging) is settled `extraction_failed`.
     """
     try:
         return files.file_extract(file_id=file_id)
     except SoftTimeLimitExceeded:
-        logger.error("file %s: extraction took longer than %ss", file_id, settings.FILES_EXTRACT_TIME_LIMIT_SECONDS)
+        logger.error(
+            "file %s: extraction took longer than %ss", file_id, settings.FILES_EXTRACT_TIME_LIMIT_SECONDS + 30
+        )
         unreadable = files.Extraction(
             status=ConversationFile.Status.UNREADABLE, reason=ConversationFile.Reason.EXTRACTION_FAILED
         )

@@ -4,7 +4,9 @@
 #   RUN_ADDR             host:port to listen on (127.0.0.1:8000)
 #   WEB_CONCURRENCY      worker processes (2; each one serves many turns at once)
 #   WEB_KEEPALIVE        seconds an idle keep-alive connection stays open (5)
-#   WEB_GRACEFUL_TIMEOUT seconds a stopping worker lets its turns finish (30)
+#   WEB_GRACEFUL_TIMEOUT seconds a stopping worker gives its requests and turns (30); new requests get a
+#                        503 meanwhile, and turns still running near the end an `error` event
+#                        (tutor.server.Drain, docs/operations.md)
 #   WEB_BACKLOG          pending connections the socket queues (2048)
 #   WEB_MAX_URL_BYTES    longer URLs get a JSON 414 (16384)
 #   WEB_ACCESS_LOG       1: log every request (off: the proxy in front logs them, and it costs CPU)

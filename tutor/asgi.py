@@ -2,8 +2,9 @@
 
 Django answers HTTP, except under /mcp/: the MCP server of the student memory (memory.mcp,
 docs/mcp.md). The ASGI lifespan (which Django does not handle) warms the process up before
-uvicorn accepts connections (tutor.startup) and keeps the MCP session manager running for the
-process's life.
+uvicorn accepts connections (tutor.startup), keeps the MCP session manager running for the
+process's life, and installs the drain (tutor.server.Drain): once the process is told to stop,
+each new request is answered 503 at once while the ones in progress end.
 """
 
 import os
@@ -20,19 +21,26 @@ if settings.SERVE_STATIC:
     # /static/: the web app's scripts (/app/), the API docs' and the admin's assets, read from
     # the apps' static folders. A deployment with a CDN or a proxy serving collectstatic's
     # output turns it off.
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from tutor.static import StaticFilesHandler
 
-    django_application = ASGIStaticFilesHandler(django_application)
+    django_application = StaticFilesHandler(django_application)
 
-# Imported once the apps are loaded (get_asgi_application above): it reads the models.
+# Imported once the apps are loaded (get_asgi_application above): they read the models.
+from conversations import streaming  # noqa: E402
 from memory.mcp import MCPHttpApp  # noqa: E402
+from tutor.server import drain  # noqa: E402
 
 mcp_application = MCPHttpApp()
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "http" and mcp_application.handles(scope["path"]):
-        await mcp_application(scope, receive, send)
+    if scope["type"] == "http":
+        if drain.started:  # the process is stopping: a 503 at once, never a hang (tutor.server.Drain)
+            await drain.refuse(send)
+        elif mcp_application.handles(scope["path"]):
+            await drain.track(mcp_application(scope, receive, send))
+        else:
+            await drain.track(django_application(scope, receive, send))
         return
     if scope["type"] != "lifespan":
         await django_application(scope, receive, send)
@@ -44,6 +52,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 from tutor.startup import warm_up
 
                 await sync_to_async(warm_up, thread_sensitive=False)()
+                drain.install(busy=streaming.turns_running, on_deadline=streaming.turns_interrupt)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 break

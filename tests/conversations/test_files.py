@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import io
 import struct
+import time
 import uuid
 import zlib
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -56,6 +58,54 @@ def encrypted_pdf_bytes(text: str, password: str) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def raw_pdf_bytes(contents: list[bytes]) -> bytes:
+    """A PDF written by hand: one page per content stream, each stream FlateDecode-compressed,
+    with Helvetica as /F1."""
+    font = 3 + 2 * len(contents)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(contents)))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {len(contents)} >>".encode(),
+    ]
+    for i, content in enumerate(contents):
+        packed = zlib.compress(content, 9)
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 {font} 0 R >> >> "
+            f"/Contents {4 + 2 * i} 0 R >>".encode()
+        )
+        objects.append(f"<< /Length {len(packed)} /Filter /FlateDecode >>\nstream\n".encode() + packed + b"\nendstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    out.write(b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets))
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
+
+
+def text_op(text: str) -> bytes:
+    return f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET\n".encode()
+
+
+def bomb_pdf_bytes(pages: int, expands_to: int) -> bytes:
+    """A decompression bomb: `pages` pages, each a line of text and an inline image of
+    `expands_to` zero bytes, a few kilobytes on disk per page (pypdf's own limits are per
+    stream, 75 MB each)."""
+    image = b"q BI /W 1000 /H %d /CS /G /BPC 8 ID " % (expands_to // 1000) + bytes(expands_to) + b"\nEI Q\n"
+    return raw_pdf_bytes([text_op(f"Page {n} of the worksheet") + image for n in range(1, pages + 1)])
+
+
+def slow_pdf_bytes(hex_digits: int) -> bytes:
+    """A one-page PDF holding a hex string of `hex_digits` digits: small on disk, and slow for
+    pypdf to parse (about a second per million digits)."""
+    return raw_pdf_bytes([text_op("A long worksheet") + b"<" + b"0" * hex_digits + b"> pop\n"])
 
 
 def png_bytes() -> bytes:
@@ -205,6 +255,81 @@ def test_malformed_and_encrypted_pdfs_are_unreadable_and_the_worker_goes_on(work
     assert [f.id for f in files.files_for_prompt(conversation_id=cid)] == [later["id"]]
     unready = files.files_for_prompt(conversation_id=cid, include_unready=True)
     assert [(f.status, f.reason, f.text) for f in unready][2] == ("unreadable", "encrypted", "")
+
+
+# --- bounds: no file can take its worker ------------------------------------------------------------------------
+
+
+def proc_kib(pid: int, field: str) -> int:
+    """A figure of /proc/<pid>/status in KiB: VmRSS (resident now), VmHWM (the peak so far)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+@pytest.mark.worker
+def test_a_decompression_bomb_is_unreadable_and_the_worker_keeps_its_memory(worker_env, llm, clients):
+    """A PDF of ~200 KB whose 24 pages expand to 8 MB each (192 MB) stops at
+    FILES_EXTRACT_MAX_DECODED_BYTES (16 MB here): unreadable `too_large`, which the student
+    reads through the API. The worker's peak memory (VmHWM) does not grow by what the file
+    expands to: the file is read in a child process, whose memory goes with it. The same
+    worker then extracts a normal PDF."""
+    limit = 16 * 1024 * 1024
+    env = {**worker_env, "FILES_EXTRACT_MAX_DECODED_BYTES": str(limit)}
+    worker = Worker(llm, worker_env["CELERY_QUEUE"], env).start()
+    try:
+        assert worker.proc is not None
+        pid = worker.proc.pid  # the solo pool runs its tasks in this process
+        cid = start(clients["alice"])
+        warm = uploaded(clients["alice"], cid, "first.pdf", pdf_bytes("One half."))
+        assert settled(warm["id"]).status == "ready"
+        peak_before = proc_kib(pid, "VmHWM")
+
+        data = bomb_pdf_bytes(pages=24, expands_to=8_000_000)
+        assert len(data) < 400_000
+        bomb = uploaded(clients["alice"], cid, "worksheet.pdf", data, "application/pdf")
+        row = settled(bomb["id"])
+        assert (row.status, row.reason, row.text) == ("unreadable", "too_large", "")
+        item = listed(clients["alice"], cid)[bomb["id"]]
+        assert (item["status"], item["reason"]) == ("unreadable", "too_large")
+        grown_kib = proc_kib(pid, "VmHWM") - peak_before
+        assert grown_kib < 3 * limit // 1024, f"the worker's peak memory grew by {grown_kib} KiB"
+
+        later = uploaded(clients["alice"], cid, "later.pdf", pdf_bytes("Equivalent fractions: 2/4 = 1/2."))
+        assert "2/4 = 1/2" in settled(later["id"]).text
+        assert worker.proc.poll() is None
+    finally:
+        worker.stop()
+
+
+def test_a_pdf_past_the_memory_limit_is_unreadable(settings):
+    """The reading process may use FILES_EXTRACT_MAX_MEMORY_BYTES of memory (its address
+    space): a file that needs more is unreadable `too_large`, whatever the bytes limit."""
+    settings.FILES_EXTRACT_MAX_DECODED_BYTES = 10**12
+    settings.FILES_EXTRACT_MAX_MEMORY_BYTES = 160 * 1024 * 1024
+    result = files.extract_content(data=bomb_pdf_bytes(pages=24, expands_to=8_000_000), content_type="application/pdf")
+    assert (result.status, result.reason, result.text) == ("unreadable", "too_large", "")
+
+
+def test_a_pdf_that_takes_too_long_is_unreadable_and_its_reader_stopped(settings):
+    """Past FILES_EXTRACT_TIME_LIMIT_SECONDS the reading process is killed and the file is
+    unreadable `too_slow`, in any pool (Celery's own time limits need the prefork pool)."""
+    settings.FILES_EXTRACT_TIME_LIMIT_SECONDS = 0.5
+    data = slow_pdf_bytes(hex_digits=4_000_000)  # about two seconds of parsing
+    started = time.monotonic()
+    result = files.extract_content(data=data, content_type="application/pdf")
+    assert (result.status, result.reason, result.text) == ("unreadable", "too_slow", "")
+    assert time.monotonic() - started < 1.5
+
+
+def test_pool_processes_are_replaced_past_their_memory_limit():
+    """Celery replaces a prefork pool process whose memory passed
+    CELERY_WORKER_MAX_MEMORY_PER_CHILD (KiB) after its task: memory a task left behind is given back."""
+    from tutor.celery import app
+
+    assert app.conf.worker_max_memory_per_child == django_settings.CELERY_WORKER_MAX_MEMORY_PER_CHILD
+    assert django_settings.CELERY_WORKER_MAX_MEMORY_PER_CHILD > 0
 
 
 # --- upload: types and limits -------------------------------------------------------------------------------
