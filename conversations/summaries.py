@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import enum
+import json
 import logging
 import os
+import re
 import socket
 from datetime import timedelta
 from typing import Any
@@ -21,9 +23,11 @@ from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS
 from llm.untrusted import transcript_block
+from memory import validation
 from memory.prompts import (
     SUMMARY_SCHEMA,
     fallback_summary,
+    json_object,
     notes_transcript,
     parse_summary,
     part_messages,
@@ -83,8 +87,10 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
 
     The model is asked for JSON with `response_format` (gateway.complete_structured). A
     transcript longer than the summary model's window is summarised in parts first (map), then
-    from the parts' notes (reduce). A permanent failure (the endpoint refuses the request, or
-    the answer is invalid even after one repair) stores an honest fallback memory written from
+    from the parts' notes (reduce). An answer that misses the summary's shape by what a cut
+    repairs (`summary_repaired`: a long title, a long content) is cut; any other invalid answer
+    is asked again once, with the error. A permanent failure (the endpoint refuses the request,
+    or the answer is invalid even after the re-ask) stores an honest fallback memory written from
     the conversation itself (`needs_review`, low confidence), so an ended conversation always
     leaves a memory. Raises gateway.LLMUnavailable when the model is unreachable (transient),
     TurnInProgress while a turn still holds the conversation's lease (its reply is stored, then
@@ -121,9 +127,9 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
             messages=messages, schema=SUMMARY_SCHEMA, name="memory_summary", purpose=LLMUsage.Purpose.SUMMARY, **call
         ).content
         try:
-            title, content = parse_summary(answer)
+            title, content = summary_parsed(answer, conversation_id=conversation_id)
         except ValueError as first_error:
-            # One repair attempt, telling the model what was wrong.
+            # Asked again once (a metered call like the first), told what was wrong.
             retry = gateway.complete_structured(
                 messages=repair_messages(previous=messages, answer=answer, error=str(first_error)),
                 schema=SUMMARY_SCHEMA,
@@ -131,7 +137,7 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
                 purpose=LLMUsage.Purpose.SUMMARY,
                 **call,
             )
-            title, content = parse_summary(retry.content)
+            title, content = summary_parsed(retry.content, conversation_id=conversation_id)
     except (ValueError, gateway.LLMRefused) as exc:
         reason = f"invalid summary: {exc}" if isinstance(exc, ValueError) else str(exc)
         logger.error("summary: conversation %s: no summary (%s); fallback stored", conversation_id, reason)
@@ -144,6 +150,73 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         )
         _mark(conversation_id, Conversation.SummaryStatus.DONE)
     return Outcome.STORED if created else Outcome.ALREADY_DONE
+
+
+# Words a title cut short should not end on (English and French).
+_DANGLING = frozenset(
+    """a an and as at but by for from in into of on or so than that the then to with without
+    à au aux avec dans de des du en et la le les ou par pour sans sur un une""".split()  # noqa: SIM905
+)
+# Where a sentence ends, as memory.validation counts sentences.
+_SENTENCE_END = re.compile(r"[.!?\u2026]+(?=\s|$)")
+_TRAILING = ",;:-\u2013\u2014"
+
+
+def summary_repaired(title: object, content: object) -> tuple[object, object]:
+    """A model's near miss, cut to the summary's invariants where a cut keeps what it wrote:
+    a title over TITLE_MAX_WORDS words or TITLE_MAX_CHARS characters is cut at a word (not
+    after "and", "with"...; at least TITLE_MIN_WORDS kept); a content over SUMMARY_MAX_SENTENCES
+    sentences, CONTENT_MAX_WORDS words or CONTENT_MAX_CHARS characters is cut after its last
+    whole sentence within all three, if at least SUMMARY_MIN_SENTENCES remain. What a cut
+    cannot repair (too short, not text) is returned as it came, for validation to refuse."""
+    if isinstance(title, str):
+        words = title.split()
+        if len(words) > validation.TITLE_MAX_WORDS:
+            words = words[: validation.TITLE_MAX_WORDS]
+            while len(words) > validation.TITLE_MIN_WORDS and words[-1].lower().strip(_TRAILING) in _DANGLING:
+                words.pop()
+        while len(" ".join(words)) > validation.TITLE_MAX_CHARS and len(words) > validation.TITLE_MIN_WORDS:
+            words.pop()
+        if words != title.split():
+            title = " ".join(words).rstrip(_TRAILING)
+    if isinstance(content, str):
+        text = content.strip()
+        if (
+            validation.sentence_count(text) > validation.SUMMARY_MAX_SENTENCES
+            or validation.word_count(text) > validation.CONTENT_MAX_WORDS
+            or len(text) > validation.CONTENT_MAX_CHARS
+        ):
+            fitting = [
+                match.end()
+                for n, match in enumerate(_SENTENCE_END.finditer(text), 1)
+                if n <= validation.SUMMARY_MAX_SENTENCES
+                and validation.word_count(text[: match.end()]) <= validation.CONTENT_MAX_WORDS
+                and match.end() <= validation.CONTENT_MAX_CHARS
+            ]
+            if len(fitting) >= validation.SUMMARY_MIN_SENTENCES:
+                content = text[: fitting[-1]]
+    return title, content
+
+
+def summary_parsed(answer: str, *, conversation_id: int) -> tuple[str, str]:
+    """(title, content) from the model's answer, repaired where a cut repairs it
+    (`summary_repaired`, logged); else ValueError saying what is wrong with the answer as it
+    came, in words the re-ask shows the model."""
+    try:
+        return parse_summary(answer)
+    except ValueError as exc:
+        error = exc
+    try:
+        data = json_object(answer)
+    except ValueError:
+        raise error from None
+    title, content = summary_repaired(data.get("title"), data.get("content"))
+    try:
+        parsed = parse_summary(json.dumps({"title": title, "content": content}))
+    except ValueError:
+        raise error from None
+    logger.info("summary: conversation %s: the model's answer repaired (%s)", conversation_id, error)
+    return parsed
 
 
 def summary_fallback_store(*, conversation: Conversation, error: str, settled: bool) -> None:

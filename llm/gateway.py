@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
@@ -104,24 +105,44 @@ class Profile:
     context_window: int = 0
 
 
+# The model asked of OpenAI itself when none is configured.
+OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+# A model's name as recorded (LLMUsage.model, Message.model): a server may name its model by a
+# long file path.
+MODEL_NAME_CHARS = 200
+
+
+def model_name(*, base_url: str, configured: str) -> str:
+    """The model a profile names: the one configured; else, for a server of its own
+    (`base_url`), the one model its `GET /v1/models` lists ("" if it cannot be told: a call then
+    raises, see `_require_model`); else OpenAI's OPENAI_DEFAULT_MODEL."""
+    if configured:
+        return configured
+    if not base_url:
+        return OPENAI_DEFAULT_MODEL
+    return windows.served_model(base_url).name
+
+
 def chat_profile() -> Profile:
+    """The chat model's endpoint (LLM_*). Never raises; its model may be "" (see `model_name`)."""
     return Profile(
         settings.LLM_BASE_URL,
         settings.LLM_API_KEY,
-        settings.LLM_MODEL,
+        model_name(base_url=settings.LLM_BASE_URL, configured=settings.LLM_MODEL),
         settings.LLM_TIMEOUT_SECONDS,
         settings.LLM_CONTEXT_WINDOW,
     )
 
 
 def background_profile() -> Profile:
-    return Profile(
-        settings.LLM_SUMMARY_BASE_URL,
-        settings.LLM_SUMMARY_API_KEY,
-        settings.LLM_SUMMARY_MODEL,
-        settings.LLM_SUMMARY_TIMEOUT_SECONDS,
-        settings.LLM_SUMMARY_CONTEXT_WINDOW,
-    )
+    """The background model's endpoint (LLM_SUMMARY_*). Its window, when LLM_SUMMARY_CONTEXT_WINDOW
+    is not set and it is the chat model itself (same base URL and model), is LLM_CONTEXT_WINDOW."""
+    base_url, api_key = settings.LLM_SUMMARY_BASE_URL, settings.LLM_SUMMARY_API_KEY
+    model = model_name(base_url=base_url, configured=settings.LLM_SUMMARY_MODEL)
+    window = settings.LLM_SUMMARY_CONTEXT_WINDOW
+    if not window and base_url == settings.LLM_BASE_URL and model == chat_profile().model:
+        window = settings.LLM_CONTEXT_WINDOW
+    return Profile(base_url, api_key, model, settings.LLM_SUMMARY_TIMEOUT_SECONDS, window)
 
 
 def context_window(profile: Profile) -> windows.Window:
@@ -173,7 +194,20 @@ def _client_options(profile: Profile) -> dict[str, Any]:
     }
 
 
+def _require_model(profile: Profile) -> None:
+    """A profile whose model could not be told (see `model_name`) cannot be called: LLMUnavailable
+    when the server could not be asked (it may answer later), else LLMNotConfigured."""
+    if profile.model or not is_configured(profile):
+        return
+    served = windows.served_model(profile.base_url)
+    message = f"no model configured for {profile.base_url} and none can be told: {served.problem}"
+    if served.transient:
+        raise LLMUnavailable(message)
+    raise LLMNotConfigured(f"{message}; set LLM_MODEL (LLM_SUMMARY_MODEL for background work)")
+
+
 def _client(profile: Profile) -> openai.OpenAI:
+    _require_model(profile)
     client = _clients.get(profile)
     if client is None:
         client = _clients[profile] = openai.OpenAI(**_client_options(profile))
@@ -214,7 +248,9 @@ def complete(
     # its window is full.
     body["max_tokens"] = max_tokens or reply_reserve(context_window(profile).tokens)
     started = time.monotonic()
-    usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
+    usage = LLMUsage(
+        purpose=purpose, model=profile.model[:MODEL_NAME_CHARS], student_id=student_id, conversation_id=conversation_id
+    )
     try:
         with _errors_mapped(profile):
             response = client.chat.completions.create(**kwargs)
@@ -287,6 +323,16 @@ def _usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
     logger.warning("llm call failed purpose=%s model=%s: %s", usage.purpose, usage.model, exc)
 
 
+# What no database column can hold: NUL (PostgreSQL refuses it in text) and lone surrogates
+# (UTF-8 cannot encode them). A model may emit either; they carry no meaning in a reply.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` without the characters no database can store (NUL, lone surrogates)."""
+    return _UNSTORABLE.sub("", text)
+
+
 def _parse(response: Any, model: str) -> LLMResult:
     try:
         choice = response.choices[0]
@@ -294,8 +340,9 @@ def _parse(response: Any, model: str) -> LLMResult:
         content = message.content or ""
         if not isinstance(content, str):
             raise TypeError("content is not text")
+        content = storable(content)
         calls = [
-            ToolCall(id=str(c.id), name=str(c.function.name), arguments=str(c.function.arguments or ""))
+            ToolCall(id=str(c.id), name=str(c.function.name), arguments=storable(str(c.function.arguments or "")))
             for c in (message.tool_calls or [])
         ]
         usage = getattr(response, "usage", None)
@@ -310,7 +357,7 @@ def _parse(response: Any, model: str) -> LLMResult:
         tool_calls=calls,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        model=str(getattr(response, "model", "") or model),
+        model=str(getattr(response, "model", "") or model)[:MODEL_NAME_CHARS],
     )
 
 
@@ -375,7 +422,7 @@ def embed(
         raise LLMNotConfigured("no embeddings endpoint configured")
     client = _client(profile)
     started = time.monotonic()
-    usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id)
+    usage = LLMUsage(purpose=purpose, model=profile.model[:MODEL_NAME_CHARS], student_id=student_id)
     try:
         with _errors_mapped(profile):
             response = client.embeddings.create(model=profile.model, input=texts)
@@ -460,6 +507,7 @@ _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Profil
 
 
 def _async_client(profile: Profile) -> openai.AsyncOpenAI:
+    _require_model(profile)
     per_loop = _async_clients.setdefault(asyncio.get_running_loop(), {})
     client = per_loop.get(profile)
     if client is None:
@@ -495,7 +543,9 @@ async def stream(
     if max_tokens:
         body["max_tokens"] = max_tokens
     started = time.monotonic()
-    usage = LLMUsage(purpose=purpose, model=profile.model, student_id=student_id, conversation_id=conversation_id)
+    usage = LLMUsage(
+        purpose=purpose, model=profile.model[:MODEL_NAME_CHARS], student_id=student_id, conversation_id=conversation_id
+    )
     usage_sink.append(usage)
     parts: list[str] = []
     calls: dict[int, dict[str, str]] = {}
@@ -536,8 +586,8 @@ async def stream(
                     delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
                     if not isinstance(delta, dict):
                         continue
-                    text = delta.get("content")
-                    if isinstance(text, str) and text:
+                    text = storable(delta["content"]) if isinstance(delta.get("content"), str) else None
+                    if text:
                         parts.append(text)
                         await on_delta(text)
                     for call in delta.get("tool_calls") or []:
@@ -545,7 +595,7 @@ async def stream(
                         slot["id"] = call.get("id") or slot["id"]
                         function = call.get("function") or {}
                         slot["name"] = function.get("name") or slot["name"]
-                        slot["arguments"] += function.get("arguments") or ""
+                        slot["arguments"] += storable(function.get("arguments") or "")
         content = "".join(parts)
         tool_calls = [
             ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
@@ -580,6 +630,6 @@ async def stream(
         tool_calls=tool_calls,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        model=model or profile.model,
+        model=(model or profile.model)[:MODEL_NAME_CHARS],
         latency_ms=usage.latency_ms,
     )

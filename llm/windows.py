@@ -1,6 +1,10 @@
-"""The context window of each model endpoint: set, asked of the server, or learned from its errors.
+"""What a model endpoint says about itself: the model it serves, and its context window (set,
+asked of the server, or learned from its errors).
 
-In order:
+The model: with no model configured (LLM_MODEL, LLM_SUMMARY_MODEL), the one `GET /v1/models`
+lists (`served_model`), asked once per process and endpoint.
+
+The window, in order:
 1. `LLM_CONTEXT_WINDOW` / `LLM_SUMMARY_CONTEXT_WINDOW`, when set;
 2. a window learned from the server's own "context length exceeded" answer (llama-cpp-python
    and OpenAI name it: "This model's maximum context length is 4096 tokens"), remembered for
@@ -107,6 +111,62 @@ def forget() -> None:
     """Drop what this process resolved (the learned windows stay in the cache)."""
     _resolved.clear()
     _learned.clear()
+    _served.clear()
+
+
+# --- The model an endpoint serves ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """What `GET /v1/models` told of the model to use: its `name`, or "" and the `problem` (for
+    the log and the error a call raises); `transient` when the server could not be asked."""
+
+    name: str
+    problem: str = ""
+    transient: bool = False
+
+
+# A server that could not be asked is asked again after this long (a name, once known, is kept).
+SERVED_RECHECK_SECONDS = 10.0
+_served: dict[str, tuple[float, ServedModel]] = {}
+
+
+def served_model(base_url: str) -> ServedModel:
+    """The model the server at `base_url` serves, when it lists exactly one. Asked once per
+    process and endpoint; an unreachable server is asked again SERVED_RECHECK_SECONDS later.
+    Never raises."""
+    checked_at, known = _served.get(base_url, (0.0, None))
+    if known is not None and (not known.transient or time.monotonic() - checked_at < SERVED_RECHECK_SECONDS):
+        return known
+    served = _ask_served_model(base_url)
+    _served[base_url] = (time.monotonic(), served)
+    if served.name:
+        logger.info("model at %s: %s (the one /v1/models lists; LLM_MODEL is not set)", base_url, served.name)
+    else:
+        logger.error("model at %s: unknown (%s); set LLM_MODEL / LLM_SUMMARY_MODEL", base_url, served.problem)
+    return served
+
+
+def _ask_served_model(base_url: str) -> ServedModel:
+    try:
+        with httpx2.Client(timeout=settings.LLM_DISCOVERY_TIMEOUT_SECONDS) as client:
+            response = client.get(f"{base_url.rstrip('/')}/models")
+        if response.status_code != 200:
+            return ServedModel(
+                "", f"GET /v1/models answered {response.status_code}", transient=response.status_code >= 500
+            )
+        names = [str(e["id"]) for e in (response.json().get("data") or []) if isinstance(e, dict) and e.get("id")]
+    except httpx2.HTTPError as exc:
+        return ServedModel("", f"GET /v1/models failed ({type(exc).__name__})", transient=True)
+    except (ValueError, AttributeError):
+        return ServedModel("", "GET /v1/models answered no list of models")
+    if len(names) == 1:
+        return ServedModel(names[0])
+    if not names:
+        return ServedModel("", "the server lists no model")
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return ServedModel("", f"the server serves {len(names)} models, none chosen: {shown}")
 
 
 def _discover(base_url: str, model: str) -> Window | None:

@@ -4,9 +4,20 @@ After a summary, a note, a student-visible teacher note or a quiz result is writ
 `memory_facts_extract` task asks the summary model (the background profile) for the durable
 facts about the student and the approaches that worked, each with a confidence and the ids of
 the memories it rests on. Each is stored as a `fact` or an `approach` (source `extraction`,
-its evidence, confidence and model), unless its confidence is below MEMORY_FACT_MIN_CONFIDENCE
-or the student has the same text active already. A fact that updates a known one goes through
-`memory.supersession.supersession_propose`.
+its evidence, confidence and model), unless:
+- its confidence is below MEMORY_FACT_MIN_CONFIDENCE;
+- it repeats the prompt's own instructions (a small model answers "2 to 10 words" for a
+  title), compared without case, accents, punctuation or numbers, the prompt's examples aside;
+- it carries no evidence: no content word (stemmed, stop words dropped) in common with the
+  memories it cites;
+- the student has the same text active already: that fact is then confirmed (a second source),
+  and cites this memory too.
+A fact that updates a known one goes through `memory.supersession.supersession_propose`.
+
+A stored fact is confirmed (`confirmed_at`) when a known memory it cites, besides the one it was
+drawn from and the one it updates, shares at least AGREEMENT_SHARE of its content words; else it
+waits for a second source (drawn again from another memory) or a teacher's edit, out of the
+prompt's "most confident" block.
 
 Extraction is a bonus: a model that answers badly leaves the episodic memory as it was.
 """
@@ -15,15 +26,25 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import User
 from llm import gateway
 from llm.models import LLMUsage
-from memory import services, supersession
-from memory.lifecycle_prompts import EXTRACTION_SCHEMA, PromptMemory, extraction_messages, parse_extraction
+from memory import fts, services, supersession
+from memory.lifecycle_prompts import (
+    EXTRACTION_PROMPT,
+    EXTRACTION_SCHEMA,
+    ExtractedFact,
+    PromptMemory,
+    extraction_messages,
+    parse_extraction,
+)
 from memory.models import AIMemory
 
 logger = logging.getLogger(__name__)
@@ -34,6 +55,8 @@ EXTRACTABLE_KINDS = services.EXTRACTABLE_KINDS
 # What an extracted fact may update: the student's facts, approaches and notes, newest first.
 KNOWN_KINDS = (AIMemory.Kind.FACT, AIMemory.Kind.APPROACH, AIMemory.Kind.NOTE, AIMemory.Kind.TEACHER_NOTE)
 KNOWN_LIMIT = 40
+# A cited known memory that shares at least this share of a fact's content words agrees with it.
+AGREEMENT_SHARE = 0.5
 
 
 class Outcome(enum.Enum):
@@ -83,6 +106,8 @@ def facts_extract(*, memory_id: int) -> tuple[Outcome, list[AIMemory]]:
     messages = extraction_messages(
         new=PromptMemory(memory.pk, memory.kind, memory.title, memory.content), known=known, language=language
     )
+    shown = {m.id: m for m in known}
+    shown[memory.pk] = PromptMemory(memory.pk, memory.kind, memory.title, memory.content)
     try:
         answer = gateway.complete_structured(
             messages=messages,
@@ -98,24 +123,75 @@ def facts_extract(*, memory_id: int) -> tuple[Outcome, list[AIMemory]]:
         return Outcome.INVALID, []
     for reason in dropped:
         logger.info("extraction: memory %s: %s dropped", memory_id, reason)
-    return Outcome.STORED, _store(memory, facts, model=answer.model or profile.model)
+    vetted = []
+    for index, fact in enumerate(facts):
+        refused, agreeing = _vet(fact, shown=shown, new_id=memory.pk, language=language)
+        if refused:
+            logger.info("extraction: memory %s: item %d dropped: %s", memory_id, index, refused)
+        else:
+            vetted.append(Vetted(index, fact, confirmed=bool(agreeing)))
+    return Outcome.STORED, _store(memory, vetted, model=answer.model or profile.model)
 
 
-def _store(memory: AIMemory, facts: list, *, model: str) -> list[AIMemory]:
+@dataclass(frozen=True)
+class Vetted:
+    index: int  # its place in the model's answer (the source_ref's suffix)
+    fact: ExtractedFact
+    confirmed: bool  # a known memory it cites agrees
+
+
+def _plain(text: str) -> str:
+    """Text compared without case, accents, punctuation or the numbers in it."""
+    words = re.findall(r"\w+", fts.fold_accents(text))
+    return " ".join("#" if word.isdigit() else word for word in words)
+
+
+# The extraction prompt as compared: an item found in it repeats the prompt's instructions. Its
+# examples (in single quotes) aside: a real fact may say what an example says.
+_PROMPT_PLAIN = " " + _plain(re.sub(r"(?<!\w)'[^']*'(?!\w)", " ", EXTRACTION_PROMPT)) + " "
+
+
+def _terms(text: str, language: str) -> set[str]:
+    """Content words: stemmed, stop words and numbers left out."""
+    return {term for term in fts.analyse(text, language) if not term.isdigit()}
+
+
+def _vet(fact: ExtractedFact, *, shown: dict[int, PromptMemory], new_id: int, language: str) -> tuple[str, list[int]]:
+    """Why the item is refused ("" if it is not), and the known memories it cites that agree
+    with it (a second source)."""
+    for part in (fact.title, fact.content):
+        plain = _plain(part)
+        if plain and f" {plain} " in _PROMPT_PLAIN:
+            return f"repeats the prompt's instructions ({part!r})", []
+    words = _terms(f"{fact.title}\n{fact.content}", language)
+    cited = {pk: _terms(f"{shown[pk].title}\n{shown[pk].content}", language) for pk in fact.evidence if pk in shown}
+    if not any(words & terms for terms in cited.values()):
+        return "no content word in common with the memories it cites", []
+    agreeing = [
+        pk
+        for pk, terms in cited.items()
+        if pk not in (new_id, fact.updates) and len(words & terms) >= AGREEMENT_SHARE * len(words)
+    ]
+    return "", agreeing
+
+
+def _store(memory: AIMemory, vetted: list[Vetted], *, model: str) -> list[AIMemory]:
     stored: list[AIMemory] = []
     with transaction.atomic():
         active = {
-            (kind, " ".join(content.lower().split()))
-            for kind, content in AIMemory.objects.active()
+            (kind, " ".join(content.lower().split())): pk
+            for pk, kind, content in AIMemory.objects.active()
             .filter(student_id=memory.student_id, kind__in=(AIMemory.Kind.FACT, AIMemory.Kind.APPROACH))
-            .values_list("kind", "content")
+            .values_list("pk", "kind", "content")
         }
-        for index, fact in enumerate(facts):
+        for index, fact, confirmed in ((v.index, v.fact, v.confirmed) for v in vetted):
             kind = AIMemory.Kind.FACT if fact.tier == AIMemory.Tier.SEMANTIC else AIMemory.Kind.APPROACH
             if fact.confidence < settings.MEMORY_FACT_MIN_CONFIDENCE:
                 logger.info("extraction: memory %s: item %d below the confidence floor", memory.pk, index)
                 continue
-            if (kind, " ".join(fact.content.lower().split())) in active:
+            same = active.get((kind, " ".join(fact.content.lower().split())))
+            if same is not None:
+                _confirm(same, source_id=memory.pk)
                 continue
             created, was_new = services.memory_derived_store(
                 student_id=memory.student_id,
@@ -127,6 +203,7 @@ def _store(memory: AIMemory, facts: list, *, model: str) -> list[AIMemory]:
                 evidence=list(fact.evidence),
                 confidence=fact.confidence,
                 model=model,
+                confirmed=confirmed,
             )
             if not was_new:
                 continue
@@ -141,3 +218,15 @@ def _store(memory: AIMemory, facts: list, *, model: str) -> list[AIMemory]:
                     model=model,
                 )
     return stored
+
+
+def _confirm(memory_id: int, *, source_id: int) -> None:
+    """The same fact drawn again, from memory `source_id`: a second source, unless the fact
+    already rests on that memory. It is confirmed (if it was not) and cites that memory too."""
+    fact = AIMemory.objects.select_for_update().get(pk=memory_id)
+    if source_id in fact.evidence:
+        return
+    fact.evidence = sorted({*(pk for pk in fact.evidence if isinstance(pk, int)), source_id})
+    fact.confirmed_at = fact.confirmed_at or timezone.now()
+    fact.save(update_fields=["evidence", "confirmed_at", "updated_at"])
+    logger.info("extraction: memory %s confirms #%s", source_id, memory_id)

@@ -34,7 +34,8 @@ class AIMemory(models.Model):
     outcomes that followed its use in `successes` and `failures`).
 
     Provenance: `source` (who wrote it), `evidence` (the ids of the memories it was drawn from),
-    `confidence` (0 to 1) and `model` (the model that wrote it, empty for people). A memory
+    `confidence` (0 to 1), `model` (the model that wrote it, empty for people) and, for a fact
+    or an approach, `confirmed_at` (when a second source or a teacher confirmed it). A memory
     replaced by a newer one is `superseded`, points at it through `superseded_by` and keeps the
     reason in `archived_reason`; the chain is read both ways (`supersedes` is the reverse).
     """
@@ -114,6 +115,12 @@ class AIMemory(models.Model):
     revision = models.BigIntegerField(default=0)
     # The ids of the memories this one was drawn from (an extracted fact, a merge).
     evidence = models.JSONField(default=list, blank=True)
+    # A fact or an approach drawn by a model is confirmed by a second source (another memory
+    # agreeing, a merge) or a teacher; until then it stays out of the prompt's "most confident"
+    # block (memory.selectors.turn_memories). Null for the other kinds.
+    confirmed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a second source or a teacher confirmed this fact or approach."
+    )
     model = models.CharField(max_length=200, blank=True, default="", help_text="The model that wrote it.")
     # Procedural memories: quiz outcomes after a conversation whose prompt showed it.
     successes = models.PositiveIntegerField(default=0)

@@ -9,8 +9,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.utils import translation
 
-from llm.untrusted import TRANSCRIPT_TAGS, neutralise
-from memory.validation import validate_content, validate_title
+from llm.untrusted import untrusted_element
+from memory.validation import CONTENT_MAX_CHARS, clip, validate_content, validate_title
 
 SUMMARY_PROMPT = (
     "You write the long-term memory of a tutoring app. Summarise the conversation below between a "
@@ -49,9 +49,13 @@ def part_messages(*, transcript: str, max_words: int) -> list[dict[str, Any]]:
 
 
 def notes_transcript(notes: list[str]) -> str:
-    """The reduce step's input: the parts' notes, in order, as data."""
-    parts = "\n".join(f"Part {i}: {neutralise(note, TRANSCRIPT_TAGS)}" for i, note in enumerate(notes, 1))
+    """The reduce step's input: the parts' notes (model output written from the student's
+    messages), in order, as data: one `<notes part="i">` element each."""
+    parts = "\n".join(untrusted_element("notes", note, part=i) for i, note in enumerate(notes, 1))
     return f"<transcript>\nNotes on the conversation, part by part:\n{parts}\n</transcript>"
+
+
+FALLBACK_QUOTE_MAX_CHARS = CONTENT_MAX_CHARS // 5
 
 
 def fallback_summary(*, subject: str, date: str, questions: list[str], messages: int) -> tuple[str, str]:
@@ -65,9 +69,10 @@ def fallback_summary(*, subject: str, date: str, questions: list[str], messages:
         title = f"Tutoring session: {title}"
     quoted = []
     for question in questions[:3]:
-        words = re.sub(r"[.!?\u2026]+", "", " ".join(question.split())).split()[:25]
+        # Three quotes take at most 3/5 of the content's characters, however long their words.
+        words = clip(re.sub(r"[.!?\u2026]+", "", question), max_chars=FALLBACK_QUOTE_MAX_CHARS, max_words=25)
         if words:
-            quoted.append("\u201c" + " ".join(words) + "\u201d")
+            quoted.append("\u201c" + words + "\u201d")
     about = f"about {subject.strip()[:80]}" if subject.strip() else "without a subject"
     sentences = [f"A tutoring conversation {about} on {date}, {messages} messages long."]
     if quoted:

@@ -164,7 +164,8 @@ def turn_memories(
     """The memories to show the model for a student's message, and why each is there.
 
     First the semantic and procedural tiers: the MEMORY_TIER_COUNT most confident active facts
-    and approaches. Then the MEMORY_LOAD_COUNT latest episodic memories, whole, newest first.
+    and approaches that are confirmed (`confirmed_at`: a second source or a teacher). Then the
+    MEMORY_LOAD_COUNT latest episodic memories, whole, newest first.
     Then the MEMORY_RELEVANT_COUNT most relevant to the message (hybrid recall over every tier)
     that are not shown already. The tiers and the recalled extras share MEMORY_TOKEN_BUDGET; the
     whole block stays within `max_tokens` (what a small window allows): the newest of the latest
@@ -176,7 +177,7 @@ def turn_memories(
     tiers = list(
         AIMemory.objects.active()
         .shown_to_student()
-        .filter(student_id=student_id, kind__in=TIER_KINDS)
+        .filter(student_id=student_id, kind__in=TIER_KINDS, confirmed_at__isnull=False)
         .order_by("-confidence", "-created_at", "-id")
         .only(*_PROMPT_FIELDS)[: settings.MEMORY_TIER_COUNT]
     )

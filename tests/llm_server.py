@@ -31,8 +31,19 @@ refuses (HTTP 500) an assistant message whose content is null.
 
 A window can be set (`context_window`, in tokens counted as characters / 4): a longer request is
 refused the way each real server words it (`context_error`: "openai", "llama-cpp-python",
-"vllm", "llamacpp", "ollama"). `GET /v1/models` lists the model with `models_meta` merged in
-(e.g. vLLM's {"max_model_len": 8192}); `POST /api/show` answers `ollama_show` if set, else 404.
+"vllm", "llamacpp", "ollama"). `GET /v1/models` lists `models` (one, "scripted", by default;
+llama-cpp-python lists its one model by the GGUF's path, Ollama every model pulled), each with
+`models_meta` merged in (e.g. vLLM's {"max_model_len": 8192}), and counts the requests in
+`models_asked`; `POST /api/show` answers `ollama_show` if set, else 404. Like llama-cpp-python,
+each answer names the model the request asked for.
+
+The quirks of a small real model (SmolLM2-135M) can be turned on:
+- `summary_title_words`: the default summary's title has this many words (it wrote 11 and 29
+  under `json_object`, whose grammar holds the keys but not the lengths), in every answer,
+  the re-ask included;
+- `extraction_echo`: the default extraction begins with an item that repeats the prompt's
+  own placeholders (title "2 to 10 words", content "one or two sentences", confidence 0.7),
+  citing the new memory.
 
 Every request body is recorded in `requests` as (kind, body).
 
@@ -131,11 +142,28 @@ def default_extraction(body: dict[str, Any]) -> dict[str, Any]:
     return {"facts": facts}
 
 
+# What SmolLM2-135M answered to the extraction prompt: its placeholders, nearly word for word.
+ECHOED_PLACEHOLDERS = {
+    "tier": "semantic",
+    "title": "2 to 10 words",
+    "content": "one or two sentences",
+    "confidence": 0.7,
+    "updates": None,
+    "update_confidence": 0.0,
+    "update_reason": "",
+}
+
+LONG_TITLE = (
+    "Working through fractions with unlike denominators and then checking every answer together "
+    "with the tutor before the quiz at the end of a long session today"
+)
+
+
 def default_summary(body: dict[str, Any]) -> dict[str, str]:
     """DEFAULT_SUMMARY, plus (as a model keeps what matters) up to two "Fact: <title> | <content>."
     or "Approach: ..." sentences the transcript holds, word for word."""
     messages = body.get("messages") or []
-    transcript = messages[-1].get("content", "") if messages else ""
+    transcript = messages[1].get("content", "") if len(messages) > 1 else ""
     kept = [
         f"{kind}: {' '.join(title.split())} | {' '.join(content.split())}"
         for kind, title, content, _ in _FACT.findall(transcript if isinstance(transcript, str) else "")
@@ -172,11 +200,15 @@ class ScriptedLLM:
         self.token_scale = 1.0
         # llama-cpp-python style: a failed stream closes the connection mid-body (else: empty body).
         self.cut_failed_streams = True
+        self.models: list[str] = ["scripted"]
         self.models_meta: dict[str, Any] = {}
+        self.models_asked = 0
         self.ollama_show: dict[str, Any] | None = None
         self.refused_formats: set[str] = set()
         # llama-cpp-python refuses an unknown response_format with a 500 (a pydantic error).
         self.format_refusal_status = 400
+        self.summary_title_words: int | None = None
+        self.extraction_echo = False
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -204,10 +236,14 @@ class ScriptedLLM:
             self.context_error = "openai"
             self.token_scale = 1.0
             self.cut_failed_streams = True
+            self.models = ["scripted"]
             self.models_meta = {}
+            self.models_asked = 0
             self.ollama_show = None
             self.refused_formats = set()
             self.format_refusal_status = 400
+            self.summary_title_words = None
+            self.extraction_echo = False
 
     def script(self, kind: str, *steps: dict[str, Any]) -> None:
         with self.lock:
@@ -222,7 +258,10 @@ class ScriptedLLM:
             if self.scripts[kind]:
                 return self.scripts[kind].popleft()
         if kind == "summary":
-            return {"content": json.dumps(default_summary(body or {}))}
+            summary = default_summary(body or {})
+            if self.summary_title_words:
+                summary = {**summary, "title": " ".join((LONG_TITLE.split() * 3)[: self.summary_title_words])}
+            return {"content": json.dumps(summary)}
         if kind == "compression":
             return {"content": "Earlier, the student and tutor worked through many exercises."}
         if kind == "summary_part":
@@ -230,7 +269,12 @@ class ScriptedLLM:
         if kind == "grading":
             return {"content": json.dumps(DEFAULT_GRADING)}
         if kind == "extraction":
-            return {"content": json.dumps(default_extraction(body or {"messages": [{"content": ""}]}))}
+            extracted = default_extraction(body or {"messages": [{"content": ""}]})
+            if self.extraction_echo:
+                new = _SHOWN.findall(str((body or {"messages": [{}]})["messages"][-1].get("content") or ""))
+                cited = [int(pk) for tag, pk, _ in new if tag == "new_memory"]
+                extracted = {"facts": [{**ECHOED_PLACEHOLDERS, "evidence": cited}, *extracted["facts"]]}
+            return {"content": json.dumps(extracted)}
         if kind == "merge":
             return {"content": json.dumps(default_merge(body or {"messages": [{"content": ""}]}))}
         return {"content": "Let's work through it step by step."}
@@ -386,8 +430,12 @@ class ScriptedLLM:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    entry = {"id": "scripted", "object": "model", "owned_by": "tests", **llm.models_meta}
-                    self._send(200, json.dumps({"object": "list", "data": [entry]}).encode())
+                    with llm.lock:
+                        llm.models_asked += 1
+                    entries = [
+                        {"id": name, "object": "model", "owned_by": "tests", **llm.models_meta} for name in llm.models
+                    ]
+                    self._send(200, json.dumps({"object": "list", "data": entries}).encode())
                     return
                 self._send(404, b'{"error": {"message": "not found"}}')
 

@@ -242,3 +242,21 @@ def test_a_request_cancelled_right_after_its_message_is_stored_still_gets_its_tu
         async_to_sync(go)()
     assert isinstance(claimed[0], turns.Claimed)
     assert list(Message.objects.filter(conversation_id=cid).values_list("role", flat=True)) == ["student", "tutor"]
+
+
+def test_a_streamed_reply_with_a_nul_byte_is_stored_and_sent_without_it(school, clients, llm):
+    """A NUL (PostgreSQL refuses it in text) and a lone surrogate in a streamed answer are left
+    out of the deltas and of the stored reply; the turn ends with `done`."""
+    llm.script("chat", {"content": "Seven\x00, since 14 / 2\ud800 = 7."})
+    cid = start(clients["alice"])
+    client = async_client(school["alice"])
+
+    async def go() -> Any:
+        response = await post_stream(client, cid, "And 14 / 2?", "s1")
+        return await read_all(response)
+
+    events = parse_sse(async_to_sync(go)())
+    assert events[-1][0] == "done", events
+    deltas = "".join(data["content"] for kind, data in events if kind == "delta")
+    assert deltas == "Seven, since 14 / 2 = 7."
+    assert Message.objects.get(conversation_id=cid, role="tutor").content == deltas

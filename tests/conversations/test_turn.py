@@ -60,3 +60,15 @@ def test_save_memory_tool_call_stores_a_note(clients, llm, school):
     assert second["messages"][-1]["role"] == "tool"
     assert second["messages"][-1]["content"].startswith("Saved memory")
     assert Message.objects.filter(conversation_id=cid).count() == 2
+
+
+def test_a_reply_with_a_nul_byte_is_stored_without_it(clients, llm):
+    """PostgreSQL refuses NUL in text: a model answer holding one (and a lone surrogate, which
+    UTF-8 cannot encode) is stored and answered without them, instead of failing the turn."""
+    llm.script("chat", {"content": "Half\x00 of six\ud800 is three."})
+    cid = start(clients["alice"])
+    resp = send(clients["alice"], cid)
+    assert resp.status_code == 201, resp.content
+    assert resp.json()["reply"]["content"] == "Half of six is three."
+    reply = Message.objects.get(conversation_id=cid, role=Message.Role.TUTOR)
+    assert reply.content == "Half of six is three."

@@ -5,6 +5,7 @@ queue, consolidation of near-duplicates (hashed embeddings from the scripted ser
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 
 import pytest
@@ -121,6 +122,121 @@ def test_chain_reviews_and_manual_supersession_over_the_api(clients, school, llm
     search = teacher.get("/api/v1/memories/", {"student": alice.pk, "q": "fractions"}).json()["results"]
     assert {m["id"] for m in search}.isdisjoint({older.pk, newer.pk})
     assert AIMemory.objects.filter(pk__in=[older.pk, newer.pk]).count() == 2
+
+
+# --- Garbage and unconfirmed facts ---------------------------------------------------------------
+
+
+def _tier_block(student) -> list[int]:
+    """The ids the chat prompt's "most confident" tier block would show now."""
+    from memory.selectors import turn_memories
+
+    chosen = turn_memories(student_id=student.pk, message="")
+    return [pk for pk, signal in chosen.signals.items() if signal.get("tier")]
+
+
+def test_an_item_repeating_the_prompts_placeholders_is_refused_and_never_prompted(clients, school, llm, caplog):
+    """SmolLM2 answered the extraction prompt with its own placeholders (title "2 to 10 words",
+    content "one or two sentences", confidence 0.7): that item is refused and logged, the real
+    fact beside it is stored, and the next chat prompt never shows the placeholder text."""
+    alice = school["alice"]
+    llm.extraction_echo = True
+    source = note(
+        alice, "Reading support for long word problems", "Fact: Dyslexic reader of long texts | Prefers large print."
+    )
+    with caplog.at_level("INFO", logger="memory.extraction"):
+        outcome, stored = extraction.facts_extract(memory_id=source.pk)
+    assert outcome is extraction.Outcome.STORED
+    assert [m.title for m in stored] == ["Dyslexic reader of long texts"]
+    assert not AIMemory.objects.filter(title__icontains="10 words").exists()
+    assert "repeats the prompt's instructions" in caplog.text
+    cid = clients["alice"].post("/api/v1/conversations/", {"subject": "Maths"}, format="json").json()["id"]
+    sent = clients["alice"].post(
+        f"/api/v1/conversations/{cid}/messages/", {"content": "Hello!", "client_message_id": "m1"}, format="json"
+    )
+    assert sent.status_code == 201, sent.content
+    prompt = str(llm.calls("chat")[-1]["messages"])
+    assert "one or two sentences" not in prompt and "10 words" not in prompt
+
+
+def test_an_item_with_nothing_from_the_memory_it_cites_is_refused(school, llm):
+    """An item that shares no content word with the memories it cites (invented, not drawn from
+    them) is refused; one that does is kept."""
+    alice = school["alice"]
+    source = note(alice, "Fractions practice in class today", "She added fractions with unlike denominators.")
+    invented = {
+        "tier": "semantic",
+        "title": "Loves astronomy and big telescopes",
+        "content": "Wants to become an astronaut.",
+        "confidence": 0.9,
+        "evidence": [source.pk],
+        "updates": None,
+        "update_confidence": 0.0,
+        "update_reason": "",
+    }
+    drawn = {**invented, "title": "Adds fractions with unlike denominators", "content": "Can add such fractions."}
+    llm.script("extraction", {"content": json.dumps({"facts": [invented, drawn]})})
+    outcome, stored = extraction.facts_extract(memory_id=source.pk)
+    assert outcome is extraction.Outcome.STORED
+    assert [m.title for m in stored] == ["Adds fractions with unlike denominators"]
+
+
+def test_a_new_fact_waits_for_a_second_source_before_the_confident_block(school, llm):
+    """A fact drawn from one memory is stored unconfirmed and kept out of the prompt's most
+    confident block; the same fact drawn again from another memory confirms it (its evidence
+    then cites both), and only then does it lead the block."""
+    alice = school["alice"]
+    first = note(
+        alice, "Reading support for long word problems", "Fact: Reading needs of the student | Prefers large print."
+    )
+    extraction.facts_extract(memory_id=first.pk)
+    (fact,) = _facts(alice)
+    assert fact.confirmed_at is None and _tier_block(alice) == []
+    second = note(
+        alice, "Reading again in the spring term", "Fact: Reading needs of the student | Prefers large print."
+    )
+    outcome, stored = extraction.facts_extract(memory_id=second.pk)
+    assert outcome is extraction.Outcome.STORED and stored == []
+    fact.refresh_from_db()
+    assert fact.confirmed_at is not None and fact.evidence == [first.pk, second.pk]
+    assert _tier_block(alice) == [fact.pk] and len(_facts(alice)) == 1
+
+
+def test_a_fact_citing_an_agreeing_known_memory_is_confirmed_at_once(school, llm):
+    """An item that cites, besides the new memory, a known memory saying the same (content words
+    in common with it too) has two sources: confirmed when stored."""
+    alice = school["alice"]
+    known = note(alice, "Large print helps her reading", "She reads better with large print.")
+    new = note(alice, "Reading support for long word problems", "Large print again made reading easier.")
+    item = {
+        "tier": "semantic",
+        "title": "Reads better with large print",
+        "content": "Large print makes her reading easier.",
+        "confidence": 0.8,
+        "evidence": [new.pk, known.pk],
+        "updates": None,
+        "update_confidence": 0.0,
+        "update_reason": "",
+    }
+    llm.script("extraction", {"content": json.dumps({"facts": [item]})})
+    _, (fact,) = extraction.facts_extract(memory_id=new.pk)
+    assert fact.confirmed_at is not None and fact.evidence == [known.pk, new.pk]
+    assert _tier_block(alice) == [fact.pk]
+
+
+def test_a_teachers_edit_confirms_a_fact(clients, school, llm):
+    """A teacher saving an extracted fact (even with its text unchanged) confirms it."""
+    alice = school["alice"]
+    source = note(
+        alice, "Reading support for long word problems", "Fact: Reading needs of the student | Prefers large print."
+    )
+    extraction.facts_extract(memory_id=source.pk)
+    (fact,) = _facts(alice)
+    assert _tier_block(alice) == []
+    response = clients["teacher_a"].patch(f"/api/v1/memories/{fact.pk}/", {"title": fact.title}, format="json")
+    assert response.status_code == 200, response.content
+    fact.refresh_from_db()
+    assert fact.confirmed_at is not None and _tier_block(alice) == [fact.pk]
 
 
 def _embedded(*memories: AIMemory) -> None:
