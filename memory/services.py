@@ -24,7 +24,15 @@ from accounts.selectors import student_get_visible
 from llm.tokens import count_tokens
 from memory import embeddings, fts
 from memory.models import AIMemory, MemoryEmbedding, StudentMemoryRevision
-from memory.validation import CONTENT_MAX_WORDS, TITLE_MAX_CHARS, validate_content, validate_title
+from memory.selectors import memories_visible_to
+from memory.validation import (
+    TITLE_MAX_CHARS,
+    clip,
+    clip_content,
+    validate_content,
+    validate_reason,
+    validate_title,
+)
 from tutor.errors import Conflict, Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
@@ -123,7 +131,7 @@ def memory_record_save(
 
     One memory per `source_ref` ("quiz:12") and student: a second call (a redelivered task)
     returns the first. The text is the app's own rendering of the record (not validated like a
-    note: a title is cut to its field, the content to CONTENT_MAX_WORDS words). Runs in the
+    note: cut to the limits of memory.validation, `clip`, `clip_content`). Runs in the
     caller's transaction when there is one (the grading transaction, for a quiz).
     """
     sources: dict[str, str] = {
@@ -135,9 +143,8 @@ def memory_record_save(
     existing = AIMemory.objects.filter(student_id=student_id, source_ref=source_ref).first()
     if existing is not None:
         return existing, False
-    words = content.split()
-    clean_content = " ".join(words[:CONTENT_MAX_WORDS]) + (" [...]" if len(words) > CONTENT_MAX_WORDS else "")
-    clean_title = " ".join(title.split())[:TITLE_MAX_CHARS]
+    clean_content = clip_content(content)
+    clean_title = clip(title, max_chars=TITLE_MAX_CHARS)
     try:
         with transaction.atomic():
             memory = _memory_create(
@@ -165,13 +172,16 @@ def memory_derived_store(
     evidence: list[int],
     confidence: float,
     model: str,
+    confirmed: bool = True,
 ) -> tuple[AIMemory, bool]:
     """Store a memory the model drew from others: an extracted fact or approach, or a merge.
     Returns (memory, created).
 
     The title and content were validated by the caller's parser; `evidence` lists the memories
-    it rests on. One memory per `source_ref` and student, so a redelivered task stores nothing
-    new. Runs in the caller's transaction when there is one.
+    it rests on. `confirmed`: whether a second source agrees (a merge; an extraction says);
+    an unconfirmed fact stays out of the prompt's most confident block (AIMemory.confirmed_at).
+    One memory per `source_ref` and student, so a redelivered task stores nothing new. Runs in
+    the caller's transaction when there is one.
     """
     existing = AIMemory.objects.filter(student_id=student_id, source_ref=source_ref).first()
     if existing is not None:
@@ -188,6 +198,7 @@ def memory_derived_store(
                 evidence=sorted(set(evidence)),
                 confidence=min(max(confidence, 0.0), 1.0),
                 model=model[:200],
+                confirmed_at=timezone.now() if confirmed else None,
             )
     except IntegrityError:  # stored meanwhile by another delivery (memory_one_per_source_ref)
         return AIMemory.objects.get(student_id=student_id, source_ref=source_ref), False
@@ -311,7 +322,8 @@ def memory_update(
     memory is found lexically meanwhile) and a new one is enqueued after commit. A correction
     settles a fallback summary (needs_review off). An archived memory cannot be edited (Conflict).
     Only a teacher note can be made teacher-only (Conflict otherwise): what the student said or
-    the tutor wrote to them is theirs to see.
+    the tutor wrote to them is theirs to see. A teacher's edit of a fact or an approach, even one
+    that keeps its text, confirms it (`confirmed_at`).
     """
     with transaction.atomic():
         memory = _memory_for_edit(user=user, memory_id=memory_id)
@@ -325,6 +337,9 @@ def memory_update(
             memory.save(update_fields=["visibility", "revision", "updated_at"])
         if title is None and content is None:
             return memory
+        if memory.confirmed_at is None and memory.kind in (AIMemory.Kind.FACT, AIMemory.Kind.APPROACH):
+            memory.confirmed_at = timezone.now()
+            memory.save(update_fields=["confirmed_at", "updated_at"])
         new_title = memory.title if title is None else validate_title(title)
         new_content = (
             memory.content
@@ -349,10 +364,7 @@ def memory_archive(*, user: Any, memory_id: Any, reason: str) -> AIMemory:
 
 
 def _archive_reason(reason: object) -> str:
-    clean = " ".join(str(reason or "").split())
-    if not clean:
-        raise ValidationError({"reason": [_("A reason is required to archive a memory.")]})
-    return clean[:300]
+    return validate_reason(reason, required_message=_("A reason is required to archive a memory."))
 
 
 def _archive(memory: AIMemory, reason: str) -> AIMemory:
@@ -386,15 +398,21 @@ def memory_archive_by_staff(*, staff: Any, memory_id: int, reason: str) -> AIMem
     """Archive any student's memory from the Django admin, with a reason. Never deletes it.
 
     `staff` must be an active staff user with MEMORY_ARCHIVE_PERMISSION (superusers have it),
-    else Forbidden: the admin is the one place that acts outside the class scoping, and this
-    permission, not a class, is what allows it. Same writes and guarantees as `memory_archive`
-    (idempotent; the memory leaves the full-text index and loses its vector at commit).
+    else Forbidden. The memory must be one `staff` may see: superusers and staff-role accounts see
+    every memory, anyone else (a teacher given the admin) only those of `memories_visible_to`; a
+    memory outside that scope is NotFound, like one that does not exist. Same writes and
+    guarantees as `memory_archive` (idempotent; the memory leaves the full-text index and loses
+    its vector at commit).
     """
     if not (getattr(staff, "is_staff", False) and staff.has_perm(MEMORY_ARCHIVE_PERMISSION)):
         raise Forbidden(_("Only staff with the archive permission can archive a memory here."))
     clean = _archive_reason(reason)
+    sees_all = staff.is_superuser or getattr(staff, "role", None) == "staff"
+    scope = AIMemory.objects.all()
+    if not sees_all:
+        scope = scope.filter(pk__in=memories_visible_to(staff).values("pk"))
     with transaction.atomic():
-        memory = AIMemory.objects.select_for_update().filter(pk=memory_id).first()
+        memory = scope.select_for_update().filter(pk=memory_id).first()
         if memory is None:
             raise NotFound(_("Memory not found."))
         return _archive(memory, clean)

@@ -244,3 +244,25 @@ def test_demo_teacher_signs_in_to_the_admin(db, settings):
     assert client.login(username="teacher", password="demo-password")
     assert client.get("/admin/").status_code == 200
     assert client.get("/admin/memory/aimemory/").status_code == 200
+
+
+def test_the_archive_service_refuses_a_memory_outside_the_teachers_classes(rows, school):
+    """The admin passes only rows in scope, and the service checks again: a teacher of another class,
+    with the staff flag and the Tutor staff group, gets NotFound for alice's memory, which stays
+    active; her own teacher archives it."""
+    from tutor.errors import NotFound
+
+    outsider = school["teacher_b"]
+    outsider.is_staff = True
+    outsider.save(update_fields=["is_staff"])
+    outsider.groups.add(Group.objects.get(name=TUTOR_STAFF_GROUP))
+    outsider = User.objects.get(pk=outsider.pk)  # a fresh permission cache
+    with pytest.raises(NotFound):
+        memory_archive_by_staff(staff=outsider, memory_id=rows["memory"].pk, reason="not my class")
+    assert AIMemory.objects.get(pk=rows["memory"].pk).status == AIMemory.Status.ACTIVE
+    teacher = school["teacher_a"]
+    teacher.is_staff = True
+    teacher.save(update_fields=["is_staff"])
+    teacher.groups.add(Group.objects.get(name=TUTOR_STAFF_GROUP))
+    archived = memory_archive_by_staff(staff=User.objects.get(pk=teacher.pk), memory_id=rows["memory"].pk, reason="ok")
+    assert archived.status == AIMemory.Status.ARCHIVED
