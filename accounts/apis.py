@@ -22,8 +22,8 @@ from rest_framework.views import APIView
 
 from accounts.models import User
 from accounts.selectors import student_get_visible, students_visible_to
-from tutor import throttles
-from tutor.api import Pagination, StrictCharField
+from accounts.services import user_sign_out_everywhere
+from tutor.api import Pagination, StrictBooleanField, StrictCharField
 from tutor.auth import SessionAuthentication
 
 
@@ -40,20 +40,14 @@ class Credentials(serializers.Serializer[None]):
 
 
 def _authenticate(request: Request) -> User:
-    """The user for the posted credentials, counting failures (tutor.throttles): after
-    LOGIN_FAILURE_LIMIT failures for a username or from an address, every attempt gets 429
-    with Retry-After until the window has passed."""
-    raw = request.data.get("username") if isinstance(request.data, dict) else None
-    username = raw if isinstance(raw, str) else ""
-    address = str(request.META.get("REMOTE_ADDR", ""))
-    throttles.login_check(username=username, address=address)
+    """The user for the posted credentials, checked by accounts.backends: the address's rate and
+    the lockout first (429 with Retry-After, the right password included), a 503 that is safe to
+    retry when the server cannot count or check the attempt now, else a 400 for wrong ones."""
     data = Credentials(data=request.data)
     data.is_valid(raise_exception=True)
     user = authenticate(request._request, **data.validated_data)
     if not isinstance(user, User) or not user.is_active:
-        throttles.login_failed(username=username, address=address)
         raise serializers.ValidationError({"non_field_errors": [_("Unable to log in with the given credentials.")]})
-    throttles.login_succeeded(username=username)
     return user
 
 
@@ -112,12 +106,26 @@ class SessionLoginApi(APIView):
 
 
 class LogoutApi(APIView):
-    """Sign out: ends the session, and revokes the token when signed in with one (every device
-    using that token must sign in again). Signing out a session leaves the token alone."""
+    """Sign out. Without a body: ends this session, or revokes the token when signed in with one
+    (every device using that token must sign in again); signing out a session leaves the token
+    and the user's other sessions alone. With `{"everywhere": true}`: revokes the user's token
+    and ends every session of theirs, on every device (a lost phone, a shared computer)."""
 
-    @extend_schema(operation_id="auth_logout_create", request=None, responses={204: None})
+    class Input(serializers.Serializer[None]):
+        everywhere = StrictBooleanField(
+            required=False,
+            default=False,
+            help_text="true: also revoke the user's API token and end all their sessions, on every device.",
+        )
+
+    @extend_schema(operation_id="auth_logout_create", request=Input, responses={204: None})
     def post(self, request: Request) -> Response:
-        if isinstance(request.auth, Token):
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        if data.validated_data["everywhere"]:
+            assert isinstance(request.user, User)  # IsAuthenticated ran first
+            user_sign_out_everywhere(user=request.user)
+        elif isinstance(request.auth, Token):
             request.auth.delete()
         logout(request._request)
         return Response(status=204)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import SESSION_KEY
+from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
+from rest_framework.authtoken.models import Token
 
 from accounts.models import User
 
@@ -28,3 +32,20 @@ def user_language_set(*, user: User, language: str) -> bool:
         locked.language = language
         locked.save(update_fields=["language"])
     return True
+
+
+def user_sign_out_everywhere(*, user: User) -> int:
+    """Revoke the user's API token and end every session signed in as them, on every device
+    (`POST /auth/logout/` with `everywhere`). Other users' tokens and sessions are untouched.
+
+    Sessions live in the database (Django's default engine): the unexpired ones are read and the
+    user's deleted, one pass over the table. Returns how many sessions ended."""
+    Token.objects.filter(user=user).delete()
+    user_key = user._meta.pk.value_to_string(user)  # how django.contrib.auth.login stores it
+    ended = [
+        session.pk
+        for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+        if session.get_decoded().get(SESSION_KEY) == user_key
+    ]
+    Session.objects.filter(pk__in=ended).delete()
+    return len(ended)

@@ -9,7 +9,7 @@ from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -27,13 +27,17 @@ from conversations.serializers import (
     ReplyMemoryOutput,
     TurnOutput,
 )
-from tutor.api import MAX_ID, Pagination, StrictCharField
+from tutor.api import MAX_ID, Pagination, StrictCharField, query_params
 from tutor.db import db_step
 from tutor.errors import ApplicationError, error_body
 from tutor.schema import ErrorEnvelope
 from tutor.throttles import SendRateThrottle
 
-STUDENT_FILTER = OpenApiParameter("student", int, description="Only this student's (a teacher's students).")
+
+class ConversationFilters(serializers.Serializer[None]):
+    student = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text="Only this student's (a teacher's students)."
+    )
 
 
 class ConversationListCreateApi(APIView):
@@ -42,9 +46,11 @@ class ConversationListCreateApi(APIView):
     class Input(serializers.Serializer[None]):
         subject = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
 
-    @extend_schema(parameters=[STUDENT_FILTER], responses=ConversationOutput(many=True))
+    @extend_schema(parameters=[ConversationFilters], responses=ConversationOutput(many=True))
     def get(self, request: Request) -> Response:
-        qs = selectors.conversation_list(user=request.user, student_id=request.query_params.get("student"))
+        filters = ConversationFilters(data=query_params(request))
+        filters.is_valid(raise_exception=True)
+        qs = selectors.conversation_list(user=request.user, student_id=filters.validated_data.get("student"))
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(ConversationOutput(page, many=True).data)
@@ -65,7 +71,7 @@ class MessagePageInput(serializers.Serializer[None]):
 
 
 def _message_page(request: Request, conversation: Any) -> dict[str, Any]:
-    params = MessagePageInput(data=request.query_params)
+    params = MessagePageInput(data=query_params(request))
     params.is_valid(raise_exception=True)
     page = selectors.message_page(
         conversation=conversation, before=params.validated_data.get("before"), limit=params.validated_data["limit"]
@@ -212,7 +218,9 @@ async def message_send(request: HttpRequest, conversation_id: int) -> HttpRespon
         return await MessagesApi().post(request, conversation_id)
     if request.method in ("GET", "HEAD"):
         return await db_step(MessagesApi().read, request, conversation_id)
-    return _error_response(MethodNotAllowed(_('Method "%(method)s" not allowed.') % {"method": request.method}))
+    response = _error_response(MethodNotAllowed(_('Method "%(method)s" not allowed.') % {"method": request.method}))
+    response["Allow"] = "GET, HEAD, POST"  # RFC 9110: a 405 names the methods the URL supports
+    return response
 
 
 # The schema generator documents this view through its class.

@@ -1,8 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path, re_path, register_converter
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from accounts import apis as accounts
+from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
 from learning import apis as learning
 from llm import apis as llm
@@ -11,8 +12,10 @@ from memory.language import user_language_change
 from privacy import apis as privacy
 from tutor.api import IdConverter
 from tutor.errors import unknown_api_url, unknown_url
+from web import views as web_views
 
 register_converter(IdConverter, "id")
+admin.site.login_form = AdminLoginForm
 
 api = "api/v1/"
 
@@ -72,12 +75,16 @@ api_urls = [
 ]
 
 urlpatterns = [
+    # The admin's sign-in shares the API's lockout and answers it with 429 (accounts.admin_login).
+    path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     path(api, include(api_urls)),
     path("app/", include("web.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # The docs' pages and assets are served from here, nothing from another host (web.views).
+    path("api/docs/", web_views.swagger_page, name="docs"),
+    path("api/redoc/", web_views.redoc_page, name="redoc"),
+    path("api/redoc/redoc.standalone.js", web_views.redoc_script, name="redoc-script"),
     # Unknown URLs answer in the error envelope even with DEBUG on (Django's debug 404 is HTML).
     re_path(r"^api/", unknown_api_url),
     re_path(r"^(?!admin/)", unknown_url),

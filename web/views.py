@@ -2,15 +2,26 @@
 sign in with a session and do everything else through the API, like any other client.
 
 The pages read no data themselves. `ensure_csrf_cookie` sets the `csrftoken` cookie that the
-scripts send back in `X-CSRFToken` on every write.
+scripts send back in `X-CSRFToken` on every write. They run under the site's
+Content-Security-Policy (scripts and styles from this server only), and so do the API docs
+(/api/docs/, /api/redoc/), served here with every asset from this server.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
+from csp.constants import SELF, UNSAFE_INLINE
+from csp.decorators import csp_update
+from django.contrib.staticfiles import finders
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_safe
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
 
 @require_safe
@@ -23,3 +34,50 @@ def student_page(request: HttpRequest) -> HttpResponse:
 @ensure_csrf_cookie
 def teacher_page(request: HttpRequest) -> HttpResponse:
     return render(request, "web/teacher.html", {"script": "web/teacher.js"})
+
+
+# --- The API docs, with nothing from another host ---------------------------------------------
+
+# The one asset Redoc's script fetches from another host: the Redocly logo under its menu.
+REDOC_LOGO_URL = b'"https://cdn.redoc.ly/redoc/logo-mini.svg"'
+# An empty image in its place (img-src allows data:); Redoc hides an image that fails to load.
+REDOC_NO_LOGO = b"\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E\""
+REDOC_SCRIPT = "drf_spectacular_sidecar/redoc/bundles/redoc.standalone.js"
+# The docs render with inline styles (Swagger UI's page, Redoc's styled components): their pages
+# allow them; scripts stay 'self' only, as everywhere (tutor.settings: CONTENT_SECURITY_POLICY).
+DOCS_CSP = {"style-src": [SELF, UNSAFE_INLINE]}
+
+
+@cache
+def _redoc_script() -> bytes:
+    path = finders.find(REDOC_SCRIPT)
+    if not isinstance(path, str):
+        raise ImproperlyConfigured(f"{REDOC_SCRIPT} not found: is drf-spectacular-sidecar installed?")
+    return Path(path).read_bytes().replace(REDOC_LOGO_URL, REDOC_NO_LOGO)
+
+
+@require_safe
+def redoc_script(request: HttpRequest) -> HttpResponse:
+    """Redoc's standalone script, from the drf-spectacular-sidecar package, without the logo it
+    would fetch from cdn.redoc.ly."""
+    response = HttpResponse(_redoc_script(), content_type="application/javascript; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
+class RedocView(SpectacularRedocView):
+    """/api/redoc/: Redoc without web fonts (the system's sans-serif; the package's page loads
+    them from Google Fonts) and with the script of `redoc_script`."""
+
+    template_name = "web/redoc.html"
+
+    @staticmethod
+    def _redoc_standalone() -> str:
+        return reverse("redoc-script")
+
+
+# Redoc runs its search in a worker it makes from a blob: URL.
+redoc_page = csp_update({**DOCS_CSP, "worker-src": ["blob:"]})(RedocView.as_view(url_name="schema"))
+# The split view serves Swagger UI's start-up script as a file of its own (?script), so that the
+# page has no inline script.
+swagger_page = csp_update(DOCS_CSP)(SpectacularSwaggerSplitView.as_view(url_name="schema"))

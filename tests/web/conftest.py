@@ -61,6 +61,22 @@ def browser() -> dict[str, str]:
 
 
 @pytest.fixture
+def node() -> str:
+    """The path of node, with the client's packages installed (esbuild bundles the typed client
+    for Node.js). Missing ones skip the test, or fail it with REQUIRE_BROWSER=1."""
+    missing, node, _ = _missing_browser_tools()
+    missing = [m for m in missing if "chromium" not in m]
+    if not (CLIENT_DIR / "node_modules" / "esbuild").is_dir():
+        missing.append("esbuild (npm ci in clients/typescript, or make client)")
+    if missing:
+        message = "client test needs " + ", ".join(missing)
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(message + " (REQUIRE_BROWSER=1)", pytrace=False)
+        pytest.skip(message)
+    return node
+
+
+@pytest.fixture
 def artifacts_dir(request: pytest.FixtureRequest) -> Path:
     """An empty folder for this test's screenshots and logs, kept after the run."""
     base = Path(os.environ.get("TEST_ARTIFACTS_DIR", ROOT / "test-artifacts"))

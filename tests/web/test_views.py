@@ -31,3 +31,27 @@ def test_page_language_follows_accept_language_before_sign_in(db):
 def test_pages_only_answer_reads(db):
     """A page is never a form target: POST is 405."""
     assert Client().post("/app/").status_code == 405
+
+
+@pytest.mark.parametrize("url", ["/app/", "/app/teacher/", "/api/docs/", "/api/redoc/", "/api/v1/auth/csrf/"])
+def test_every_page_has_a_content_security_policy(db, url):
+    """Scripts come from this server only, on the pages and the API docs (whose pages alone
+    allow inline styles); nothing may frame them."""
+    policy = Client().get(url)["Content-Security-Policy"]
+    directives = dict(part.strip().split(" ", 1) for part in policy.split(";") if part.strip())
+    assert directives["script-src"] == "'self'"
+    assert directives["frame-ancestors"] == "'none'" and directives["object-src"] == "'none'"
+    inline_styles = "'unsafe-inline'" in directives["style-src"]
+    assert inline_styles == url.startswith(("/api/docs/", "/api/redoc/"))
+
+
+def test_the_docs_pages_name_only_this_server(db):
+    """Swagger UI's page has no inline script (its start-up script is a file of its own), and
+    Redoc's page and script name no other host."""
+    docs = Client().get("/api/docs/").content.decode()
+    assert "<script>" not in docs and "?script=" in docs
+    assert Client().get("/api/docs/?script=")["Content-Type"].startswith("application/javascript")
+    redoc = Client().get("/api/redoc/").content.decode()
+    assert "googleapis" not in redoc and 'src="/api/redoc/redoc.standalone.js"' in redoc
+    script = Client().get("/api/redoc/redoc.standalone.js").content
+    assert len(script) > 100_000 and b"cdn.redoc.ly" not in script

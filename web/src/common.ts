@@ -10,7 +10,7 @@ import {
   type User,
   unwrap,
 } from "../../clients/typescript/src/index";
-import { formatDate, isKey, language, setLanguage, t, translatePage, type Key } from "./i18n";
+import { formatDate, language, setLanguage, t, translatePage, type Key, type LabelKey } from "./i18n";
 
 export const api = createClient({ auth: { session: true } });
 
@@ -64,8 +64,9 @@ export async function act(button: HTMLButtonElement | null, action: () => Promis
   }
 }
 
-export function label(key: string): string {
-  return isKey(key) ? t(key) : key;
+/** The label of a value of the schema's memory enums (`kind_note`, `source_mcp_tool`...). */
+export function label(key: LabelKey): string {
+  return t(key);
 }
 
 /** A memory's provenance, as a description list (the teacher's page shows it all). */

@@ -4,7 +4,7 @@
  * for the page from the browser's Accept-Language (`<html lang>`). Messages from the server
  * (errors) come already translated into the user's language.
  */
-import type { Language } from "../../clients/typescript/src/index";
+import type { Language, Schemas } from "../../clients/typescript/src/index";
 
 const en = {
   app_name: "Tutor",
@@ -89,18 +89,42 @@ const en = {
   author_you: "you",
   author_teacher: "teacher #{id}",
   none: "—",
+  // Every memory kind and source has one (checked against the schema's enums below). A note's
+  // author is told by its source: the tutor, a teacher's import, or an app over MCP.
   kind_summary: "Conversation summary",
-  kind_note: "Note by the tutor",
+  kind_note: "Note",
   kind_teacher_note: "Teacher note",
+  kind_quiz_result: "Quiz result",
+  kind_file: "Shared file",
+  kind_fact: "Fact",
+  kind_approach: "What worked",
   source_summary_task: "Summary of a conversation",
   source_save_memory_tool: "Saved by the tutor during a conversation",
   source_teacher: "Written by a teacher",
+  source_quiz: "From a graded quiz",
+  source_file_upload: "From a file shared in a conversation",
+  source_extraction: "Drawn from other memories",
+  source_merge: "Merged from similar memories",
+  source_import: "Imported",
+  source_mcp_tool: "Written by a connected app (MCP)",
+  status_superseded: "Superseded",
   visibility_student: "The student and teachers",
   visibility_teacher_only: "Teachers only",
   conversation_number: "#{id}",
 } as const;
 
 export type Key = keyof typeof en;
+
+// A label for every value of the schema's memory enums: a kind or a source the server adds
+// fails the type check (`make client`) until it has its strings, instead of showing a raw key.
+type Enum<Name extends keyof Schemas> = Schemas[Name] & string;
+export type LabelKey =
+  | `kind_${Enum<"MemoryKindEnum">}`
+  | `source_${Enum<"MemorySourceEnum">}`
+  | `status_${Enum<"MemoryStatusEnum">}`
+  | `visibility_${Enum<"MemoryVisibilityEnum">}`;
+const everyLabel: Record<LabelKey, string> = en;
+void everyLabel;
 
 const fr: Record<Key, string> = {
   app_name: "Tuteur",
@@ -182,11 +206,22 @@ const fr: Record<Key, string> = {
   author_teacher: "enseignant n° {id}",
   none: "—",
   kind_summary: "Résumé de conversation",
-  kind_note: "Note du tuteur",
+  kind_note: "Note",
   kind_teacher_note: "Note d'enseignant",
+  kind_quiz_result: "Résultat de quiz",
+  kind_file: "Fichier partagé",
+  kind_fact: "Fait",
+  kind_approach: "Ce qui a marché",
   source_summary_task: "Résumé d'une conversation",
   source_save_memory_tool: "Enregistrée par le tuteur pendant une conversation",
   source_teacher: "Écrite par un enseignant",
+  source_quiz: "Tirée d'un quiz corrigé",
+  source_file_upload: "Tirée d'un fichier partagé dans une conversation",
+  source_extraction: "Tirée d'autres mémoires",
+  source_merge: "Fusion de mémoires semblables",
+  source_import: "Importée",
+  source_mcp_tool: "Écrite par une application connectée (MCP)",
+  status_superseded: "Remplacée",
   visibility_student: "L'élève et ses enseignants",
   visibility_teacher_only: "Enseignants uniquement",
   conversation_number: "n° {id}",
@@ -212,7 +247,7 @@ export function t(key: Key, params: Record<string, string | number> = {}): strin
   );
 }
 
-/** Whether `key` names a string (for keys built from API values, such as `kind_${kind}`). */
+/** Whether `key` names a string (for `data-i18n` attributes). */
 export function isKey(key: string): key is Key {
   return key in en;
 }

@@ -69,7 +69,14 @@ function drawMemories(): void {
         { class: `memory kind-${memory.kind}`, "data-memory": String(memory.id) },
         h("h3", {}, memory.title),
         h("p", {}, memory.content),
-        h("p", { class: "meta" }, `${label(`kind_${memory.kind}`)} · ${formatDate(memory.created_at)}`),
+        h(
+          "p",
+          { class: "meta" },
+          h("span", { class: "kind" }, label(`kind_${memory.kind}`)),
+          " · ",
+          h("span", { class: "source" }, label(`source_${memory.source}`)),
+          ` · ${formatDate(memory.created_at)}`,
+        ),
       ),
     ),
   );
@@ -86,21 +93,22 @@ async function loadMemories(more = false): Promise<void> {
   drawMemories();
 }
 
-/** Reopen the latest conversation if it is still active. */
+/** Reopen the latest conversation if it is still active, unless the student started one
+ * meanwhile (the form is there while this loads): theirs wins. */
 async function resumeConversation(): Promise<void> {
+  const before = conversation;
   const latest = unwrap(await api.GET("/api/v1/conversations/", { params: { query: { page_size: 1 } } })).results[0];
-  if (!latest || latest.status !== "active") {
-    conversation = null;
-    messages = [];
-    return;
-  }
-  const detail = unwrap(
-    await api.GET("/api/v1/conversations/{conversation_id}/", {
-      params: { path: { conversation_id: latest.id } },
-    }),
-  );
+  const detail =
+    latest && latest.status === "active"
+      ? unwrap(
+          await api.GET("/api/v1/conversations/{conversation_id}/", {
+            params: { path: { conversation_id: latest.id } },
+          }),
+        )
+      : null;
+  if (conversation !== before) return;
   conversation = detail;
-  messages = [...detail.messages.results].reverse(); // the API gives the newest first
+  messages = detail ? [...detail.messages.results].reverse() : []; // the API gives the newest first
 }
 
 async function send(content: string): Promise<void> {

@@ -11,6 +11,7 @@
  */
 import createFetchClient, { type Client, type ClientOptions, type Middleware } from "openapi-fetch";
 
+import { TURN_EVENT_NAMES } from "./events";
 import type { components, paths } from "./schema";
 
 export type { components, paths };
@@ -30,16 +31,19 @@ export type TurnEvent = Schemas["TurnEvent"];
 export type MessageEvent = Extract<TurnEvent, { event: "message" }>;
 export type DeltaEvent = Extract<TurnEvent, { event: "delta" }>;
 export type MemoryEvent = Extract<TurnEvent, { event: "memory" }>;
+export type QuizEvent = Extract<TurnEvent, { event: "quiz" }>;
 export type DoneEvent = Extract<TurnEvent, { event: "done" }>;
 export type ErrorEvent = Extract<TurnEvent, { event: "error" }>;
+export type TurnEventName = TurnEvent["event"];
+export { TURN_EVENT_NAMES };
 
-const TURN_EVENT_NAMES: ReadonlySet<string> = new Set<TurnEvent["event"]>([
-  "message",
-  "delta",
-  "memory",
-  "done",
-  "error",
-]);
+// Both come from the schema (events.ts from its TurnEvent discriminator, TurnEvent from its
+// oneOf): the type check fails if they ever disagree.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const namesMatchTheEvents: Same<(typeof TURN_EVENT_NAMES)[number], TurnEventName> = true;
+void namesMatchTheEvents;
+
+const KNOWN_EVENTS: ReadonlySet<string> = new Set<TurnEventName>(TURN_EVENT_NAMES);
 
 /** An error answered by the API (the envelope), or an answer that is not one (`code` "http_<status>"). */
 export class ApiError extends Error {
@@ -132,9 +136,10 @@ export function newClientMessageId(): string {
 
 /**
  * Send a student message and follow the turn as Server-Sent Events: `message` (the stored
- * student message), `delta`* (chunks of the reply), `memory`* (notes the tutor saved), then
- * `done` (the stored reply) or `error` (the envelope, with `retry_safe`). An error before the
- * stream starts (validation, not found, throttled...) is thrown as an ApiError. Sending again
+ * student message), `delta`* (chunks of the reply), `memory`* (notes the tutor saved), `quiz`*
+ * (quizzes the tutor made, without their answers), then `done` (the stored reply) or `error`
+ * (the envelope, with `retry_safe`): every event of the schema (`TURN_EVENT_NAMES`). An error
+ * before the stream starts (validation, not found, throttled...) is thrown as an ApiError. Sending again
  * with the same `client_message_id` never stores the message twice nor asks the model twice.
  */
 export async function* turnStream(
@@ -157,7 +162,8 @@ export async function* turnStream(
 }
 
 /** The turn's events from a `text/event-stream` body (the SSE format: `event:` and `data:`
- * lines, a blank line after each event; comments and unknown events are skipped). */
+ * lines, a blank line after each event). Every event the schema names is yielded; comments, and
+ * events a newer server may add that this client's schema does not name, are skipped. */
 export async function* readTurnEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<TurnEvent, void, undefined> {
   const reader = stream.getReader();
   const decoder = new TextDecoder();
@@ -175,7 +181,7 @@ export async function* readTurnEvents(stream: ReadableStream<Uint8Array>): Async
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
         if (line === "") {
-          if (data.length && TURN_EVENT_NAMES.has(event)) {
+          if (data.length && KNOWN_EVENTS.has(event)) {
             yield { event, data: JSON.parse(data.join("\n")) } as TurnEvent;
           }
           event = "message";

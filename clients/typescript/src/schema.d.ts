@@ -55,8 +55,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * @description Sign out: ends the session, and revokes the token when signed in with one (every device
-         *     using that token must sign in again). Signing out a session leaves the token alone.
+         * @description Sign out. Without a body: ends this session, or revokes the token when signed in with one
+         *     (every device using that token must sign in again); signing out a session leaves the token
+         *     and the user's other sessions alone. With `{"everywhere": true}`: revokes the user's token
+         *     and ends every session of theirs, on every device (a lost phone, a shared computer).
          */
         post: operations["auth_logout_create"];
         delete?: never;
@@ -268,6 +270,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description A view whose writes count against THROTTLE_MEMORY_WRITE_RATE (memory.throttles), with the
+         *     MCP tools' writes; its reads are not throttled.
+         */
         get: operations["memories_retrieve"];
         put?: never;
         post?: never;
@@ -276,7 +282,8 @@ export interface paths {
         head?: never;
         /**
          * @description A teacher of the student corrects a memory's title and/or content (re-indexed and
-         *     re-embedded), or a teacher note's visibility; an archived memory is a 409.
+         *     re-embedded), or a teacher note's visibility; an archived memory is a 409. At least one
+         *     field must be given: an empty body (`{}`) is a 400.
          */
         patch: operations["memories_partial_update"];
         trace?: never;
@@ -1032,7 +1039,7 @@ export interface components {
             readonly created_at: string;
         };
         /** @enum {string} */
-        FileReasonEnum: "malformed" | "encrypted" | "no_text" | "missing" | "extraction_failed";
+        FileReasonEnum: "malformed" | "encrypted" | "no_text" | "missing" | "extraction_failed" | "too_large" | "too_slow";
         /**
          * @description * `pending` - Pending extraction
          *     * `ready` - Ready
@@ -1051,6 +1058,13 @@ export interface components {
          * @enum {string}
          */
         LanguageEnum: "en" | "fr";
+        LogoutInputRequest: {
+            /**
+             * @description true: also revoke the user's API token and end all their sessions, on every device.
+             * @default false
+             */
+            everywhere: boolean;
+        };
         MemoryArchiveInputRequest: {
             reason: string;
         };
@@ -1305,7 +1319,7 @@ export interface components {
             results: components["schemas"]["UserOutput"][];
         };
         PatchedMeInputRequest: {
-            language?: components["schemas"]["LanguageEnum"];
+            language: components["schemas"]["LanguageEnum"];
         };
         PatchedMemoryDetailInputRequest: {
             title?: string;
@@ -1525,7 +1539,7 @@ export interface components {
             subject: string;
             /** Format: date-time */
             due_at?: string | null;
-        };
+        } & (unknown | unknown);
         TaskOutput: {
             readonly id: number;
             readonly teacher: number;
@@ -1882,7 +1896,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LogoutInputRequest"];
+            };
+        };
         responses: {
             /** @description No response body */
             204: {
@@ -3184,7 +3202,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["PatchedMeInputRequest"];
             };
@@ -3604,7 +3622,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["PatchedMemoryDetailInputRequest"];
             };
@@ -5404,11 +5422,11 @@ export interface operations {
     usage_retrieve: {
         parameters: {
             query?: {
-                /** @description First UTC day (default: 29 days before `until`). */
+                /** @description First UTC day (default: 29 days before `until`), from 2000-01-01 to 2999-12-31. */
                 since?: string;
                 /** @description Only this student's (a teacher's students). */
                 student?: number;
-                /** @description Last UTC day, included (default: today). */
+                /** @description Last UTC day, included (default: today), from 2000-01-01 to 2999-12-31; a report spans at most 366 days. */
                 until?: string;
             };
             header?: never;

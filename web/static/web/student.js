@@ -480,14 +480,11 @@
     return url;
   }
 
+  // clients/typescript/src/events.ts
+  var TURN_EVENT_NAMES = ["message", "delta", "memory", "quiz", "done", "error"];
+
   // clients/typescript/src/index.ts
-  var TURN_EVENT_NAMES = /* @__PURE__ */ new Set([
-    "message",
-    "delta",
-    "memory",
-    "done",
-    "error"
-  ]);
+  var KNOWN_EVENTS = new Set(TURN_EVENT_NAMES);
   var ApiError = class extends Error {
     constructor(status, body) {
       const error = isEnvelope(body) ? body.error : void 0;
@@ -581,7 +578,7 @@
           const line = buffer.slice(0, newline);
           buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
           if (line === "") {
-            if (data.length && TURN_EVENT_NAMES.has(event)) {
+            if (data.length && KNOWN_EVENTS.has(event)) {
               yield { event, data: JSON.parse(data.join("\n")) };
             }
             event = "message";
@@ -687,12 +684,25 @@
     author_you: "you",
     author_teacher: "teacher #{id}",
     none: "—",
+    // Every memory kind and source has one (checked against the schema's enums below). A note's
+    // author is told by its source: the tutor, a teacher's import, or an app over MCP.
     kind_summary: "Conversation summary",
-    kind_note: "Note by the tutor",
+    kind_note: "Note",
     kind_teacher_note: "Teacher note",
+    kind_quiz_result: "Quiz result",
+    kind_file: "Shared file",
+    kind_fact: "Fact",
+    kind_approach: "What worked",
     source_summary_task: "Summary of a conversation",
     source_save_memory_tool: "Saved by the tutor during a conversation",
     source_teacher: "Written by a teacher",
+    source_quiz: "From a graded quiz",
+    source_file_upload: "From a file shared in a conversation",
+    source_extraction: "Drawn from other memories",
+    source_merge: "Merged from similar memories",
+    source_import: "Imported",
+    source_mcp_tool: "Written by a connected app (MCP)",
+    status_superseded: "Superseded",
     visibility_student: "The student and teachers",
     visibility_teacher_only: "Teachers only",
     conversation_number: "#{id}"
@@ -777,11 +787,22 @@
     author_teacher: "enseignant n° {id}",
     none: "—",
     kind_summary: "Résumé de conversation",
-    kind_note: "Note du tuteur",
+    kind_note: "Note",
     kind_teacher_note: "Note d'enseignant",
+    kind_quiz_result: "Résultat de quiz",
+    kind_file: "Fichier partagé",
+    kind_fact: "Fait",
+    kind_approach: "Ce qui a marché",
     source_summary_task: "Résumé d'une conversation",
     source_save_memory_tool: "Enregistrée par le tuteur pendant une conversation",
     source_teacher: "Écrite par un enseignant",
+    source_quiz: "Tirée d'un quiz corrigé",
+    source_file_upload: "Tirée d'un fichier partagé dans une conversation",
+    source_extraction: "Tirée d'autres mémoires",
+    source_merge: "Fusion de mémoires semblables",
+    source_import: "Importée",
+    source_mcp_tool: "Écrite par une application connectée (MCP)",
+    status_superseded: "Remplacée",
     visibility_student: "L'élève et ses enseignants",
     visibility_teacher_only: "Enseignants uniquement",
     conversation_number: "n° {id}"
@@ -858,7 +879,7 @@
     }
   }
   function label(key) {
-    return isKey(key) ? t(key) : key;
+    return t(key);
   }
   async function run(page) {
     translatePage();
@@ -992,7 +1013,14 @@
           { class: `memory kind-${memory.kind}`, "data-memory": String(memory.id) },
           h("h3", {}, memory.title),
           h("p", {}, memory.content),
-          h("p", { class: "meta" }, `${label(`kind_${memory.kind}`)} · ${formatDate(memory.created_at)}`)
+          h(
+            "p",
+            { class: "meta" },
+            h("span", { class: "kind" }, label(`kind_${memory.kind}`)),
+            " · ",
+            h("span", { class: "source" }, label(`source_${memory.source}`)),
+            ` · ${formatDate(memory.created_at)}`
+          )
         )
       )
     );
@@ -1008,19 +1036,16 @@
     drawMemories();
   }
   async function resumeConversation() {
+    const before = conversation;
     const latest = unwrap(await api.GET("/api/v1/conversations/", { params: { query: { page_size: 1 } } })).results[0];
-    if (!latest || latest.status !== "active") {
-      conversation = null;
-      messages = [];
-      return;
-    }
-    const detail = unwrap(
+    const detail = latest && latest.status === "active" ? unwrap(
       await api.GET("/api/v1/conversations/{conversation_id}/", {
         params: { path: { conversation_id: latest.id } }
       })
-    );
+    ) : null;
+    if (conversation !== before) return;
     conversation = detail;
-    messages = [...detail.messages.results].reverse();
+    messages = detail ? [...detail.messages.results].reverse() : [];
   }
   async function send(content) {
     if (!conversation) return;
