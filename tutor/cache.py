@@ -5,7 +5,8 @@ outage must not fail a request. `RedisCache` answers the ordinary operations whi
 unreachable as misses (`get` returns the default, `set`, `add`, `touch` and `delete` and their
 `_many` forms store nothing; `incr`, which nothing here uses, still raises), logs
 the event `cache_unavailable` (once a minute per process and kind of key, with the number of
-operations missed), and leaves Redis alone for RETRY_SECONDS after a failure, so that an
+operations missed) and counts them in the Prometheus counter `tutor_cache_outage_misses_total`,
+and leaves Redis alone for RETRY_SECONDS after a failure, so that an
 unreachable host costs one request its connect timeout rather than every request.
 
 Counters are the exception: `counter_add`, `counter_get` and `counter_delete` are atomic on every
@@ -33,6 +34,7 @@ from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+from prometheus_client import Counter
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +64,14 @@ class _Health:
 
 _health: dict[str, _Health] = {}
 
+# Every operation answered as a miss because Redis was unreachable, by operation and kind of key
+# (`throttle_send_`: a chat send let through unthrottled).
+MISSES = Counter(
+    "tutor_cache_outage_misses",
+    "Cache operations answered as misses because the cache was unreachable.",
+    ["op", "key"],
+)
+
 
 def _family(key: Any) -> str:
     """What a key is for, without whose it is: "throttle_send_" for "throttle_send_12"."""
@@ -90,6 +100,7 @@ class RedisCache(DjangoRedisCache):
 
     def _miss(self, op: str, key: Any, exc: Exception | None) -> None:
         health, family = self._health, _family(key)
+        MISSES.labels(op=op, key=family).inc()
         with health.lock:
             health.missed += 1
             now = time.monotonic()

@@ -129,13 +129,21 @@ def test_counters_count_every_one_of_parallel_additions(settings, tmp_path, kind
 
 def test_the_send_throttle_lets_sends_through_when_the_cache_is_down(clients, llm, settings, tmp_path, caplog):
     """With Redis unreachable, a send is answered (the throttle cannot count it, so it lets it
-    through) and the outage is logged as `cache_unavailable`."""
+    through), the outage is logged as `cache_unavailable` and counted in the Prometheus counter."""
+    from prometheus_client import REGISTRY
+
+    def let_through() -> float:
+        labels = {"op": "get", "key": "throttle_send_"}
+        return REGISTRY.get_sample_value("tutor_cache_outage_misses_total", labels) or 0.0
+
     settings.THROTTLE_SEND_RATE = "2/minute"
     use_cache(settings, "down", tmp_path)
+    before = let_through()
     cid = start(clients["alice"])
     for i in range(3):
         assert send(clients["alice"], cid, f"question {i}", f"m{i}").status_code == 201
     assert "cache_unavailable op=get key=throttle_send_" in caplog.text
+    assert let_through() - before >= 3
 
 
 def test_sign_in_is_refused_when_the_cache_is_down(school, settings, tmp_path):
