@@ -24,10 +24,10 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-embeddings.txt
 install: $(VENV)/.runtime
 install-dev: $(VENV)/.dev
 
+# run_dev.sh seeds the demo accounts once the server answers, and prints them and where to go last.
 run: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
-	VENV=$(VENV) ./scripts/run_dev.sh
+	VENV=$(VENV) exec ./scripts/run_dev.sh
 
 serve: install
 	VENV=$(VENV) ./scripts/serve.sh

@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible
-from conversations.models import Conversation, Message, ReplyMemory
+from conversations.models import Conversation, ReplyMemory
 from tutor.errors import Forbidden, NotFound
 
 
@@ -35,11 +35,6 @@ def require_student_owner(*, user: Any, conversation: Conversation) -> None:
     conversations but never write on a student's behalf."""
     if user.pk != conversation.student_id:
         raise Forbidden(_("Only the student can write in their own conversation."))
-
-
-def message_list(*, conversation: Conversation) -> QuerySet[Message]:
-    """Messages of a conversation already obtained through conversation_get, oldest first."""
-    return conversation.messages.order_by("seq")
 
 
 def message_page(*, conversation: Conversation, before: int | None, limit: int) -> dict[str, Any]:

@@ -78,17 +78,6 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
     return (matrix / norms).astype(np.float32, copy=False)
 
 
-def to_bytes(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def from_bytes(data: bytes | memoryview, dim: int) -> np.ndarray:
-    vector = np.frombuffer(bytes(data), dtype="<f4")
-    if vector.shape[0] != dim:
-        raise ValueError(f"stored vector has {vector.shape[0]} values, expected {dim}")
-    return vector
-
-
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
 

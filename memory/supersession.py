@@ -62,14 +62,6 @@ def _locked_pair(older_id: int, newer_id: int) -> tuple[AIMemory, AIMemory]:
     return rows[older_id], rows[newer_id]
 
 
-def memory_supersede(*, older_id: int, newer_id: int, reason: str) -> AIMemory:
-    """Supersede a memory by another of the same student (a system write: no user scope).
-    Returns the older memory. Idempotent; Conflict as `_supersede_locked`."""
-    with transaction.atomic():
-        older, newer = _locked_pair(older_id, newer_id)
-        return _supersede_locked(older, newer, reason)
-
-
 def memory_supersede_by_teacher(*, user: Any, memory_id: Any, by_id: Any, reason: object) -> AIMemory:
     """A teacher of the student marks `memory_id` superseded by `by_id`, with a reason.
 

@@ -1,9 +1,50 @@
 #!/usr/bin/env bash
 # `make run`: the production server (scripts/serve.sh) with a real Celery worker (and beat) beside it.
+# Once the server answers, `seed_demo --wait-for` prints the demo accounts and where to go (GET /'s
+# links at RUN_ADDR), after the start-up lines. Ctrl+C or SIGTERM stops every process started here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${VENV:-.venv}/bin/python"
+export VENV="${VENV:-.venv}"
+PY="$VENV/bin/python"
+ADDR="${RUN_ADDR:-127.0.0.1:8000}"
+HOST="${ADDR%:*}"
+# A server listening on every interface is reached from this machine at 127.0.0.1.
+case "$HOST" in 0.0.0.0 | :: | "[::]") HOST=127.0.0.1 ;; esac
+
+# On Ctrl+C, SIGTERM or the server's exit, each process started here gets SIGTERM (Ctrl+C alone
+# would not reach the banner: bash starts background processes with SIGINT ignored), and the
+# script returns once all of them have stopped. A worker still in its warm shutdown after
+# STOP_SECONDS gets SIGQUIT (Celery's cold shutdown, which ends its pool too), then SIGKILL.
+WORKER="" SERVER="" BANNER=""
+STOP_SECONDS=20
+running() {
+  local pid
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
+}
+wait_stopped() {
+  local tenths=$(($1 * 10))
+  shift
+  while running "$@" && [ "$tenths" -gt 0 ]; do sleep 0.1; tenths=$((tenths - 1)); done
+}
+stop_all() {
+  kill $BANNER $SERVER $WORKER 2>/dev/null || true
+  wait_stopped "$STOP_SECONDS" $BANNER $SERVER $WORKER
+  if [ -n "$WORKER" ] && running "$WORKER"; then
+    kill -QUIT "$WORKER" 2>/dev/null || true
+    wait_stopped 5 "$WORKER"
+  fi
+  kill -KILL $BANNER $SERVER $WORKER 2>/dev/null || true
+  wait
+}
+trap stop_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 "$PY" -m celery -A tutor worker -B -l INFO --concurrency=2 -Q "${CELERY_QUEUE:-tutor}" &
 WORKER=$!
-trap 'kill $WORKER 2>/dev/null; wait $WORKER 2>/dev/null' EXIT INT TERM
-VENV="${VENV:-.venv}" ./scripts/serve.sh
+./scripts/serve.sh &
+SERVER=$!
+"$PY" manage.py seed_demo --wait-for "http://$HOST:${ADDR##*:}/" &
+BANNER=$!
+wait "$SERVER"

@@ -75,6 +75,7 @@ api_urls = [
 ]
 
 urlpatterns = [
+    path("", web_views.root, name="root"),
     # The admin's sign-in shares the API's lockout and answers it with 429 (accounts.admin_login).
     path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),

@@ -5,6 +5,8 @@ The pages read no data themselves. `ensure_csrf_cookie` sets the `csrftoken` coo
 scripts send back in `X-CSRFToken` on every write. They run under the site's
 Content-Security-Policy (scripts and styles from this server only), and so do the API docs
 (/api/docs/, /api/redoc/), served here with every asset from this server.
+
+`root` answers GET / with where to go from there (the pages, the API's docs and schema, the admin).
 """
 
 from __future__ import annotations
@@ -14,14 +16,43 @@ from pathlib import Path
 
 from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_update
+from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.exceptions import ImproperlyConfigured
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.csrf import ensure_csrf_cookie
+from django.utils.translation import gettext as _
+from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
+
+from tutor.errors import error_body
+
+# The site's entry points, by the name of the URL each one is served at.
+ENTRY_POINTS = {
+    "student_app": "web:student",
+    "teacher_app": "web:teacher",
+    "api_docs": "docs",
+    "api_reference": "redoc",
+    "api_schema": "schema",
+    "admin": "admin:index",
+}
+
+
+@csrf_exempt  # it writes nothing: any other method is a 405, not a CSRF failure
+def root(request: HttpRequest) -> JsonResponse:
+    """GET /: `{"name", "links": {entry point: absolute URL}}` (ENTRY_POINTS), for whoever starts
+    from the server's address; `make run` prints these links. Any method but GET and HEAD is a
+    405 in the error envelope. Not an operation of the API (which is under /api/v1/), so not in
+    its schema."""
+    if request.method not in ("GET", "HEAD"):
+        message = _('Method "%(method)s" not allowed.') % {"method": request.method}
+        response = JsonResponse(error_body("method_not_allowed", message), status=405)
+        response["Allow"] = "GET, HEAD"
+        return response
+    links = {key: request.build_absolute_uri(reverse(name)) for key, name in ENTRY_POINTS.items()}
+    return JsonResponse({"name": settings.SPECTACULAR_SETTINGS["TITLE"], "links": links})
 
 
 @require_safe

@@ -303,7 +303,9 @@ AUTHENTICATION_BACKENDS = ["accounts.backends.LockoutBackend"]
 
 # --- Celery ---------------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
+# The filesystem broker's URL names a host, which it ignores: without one kombu warns at every
+# connection that it falls back to localhost.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost/")
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):

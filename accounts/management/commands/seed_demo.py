@@ -1,10 +1,13 @@
 """Demo data for a first run: a teacher (who may use the admin), a classroom, students alice and
-bob, with API tokens."""
+bob, with API tokens. With `--wait-for URL` (scripts/run_dev.sh, `make run`), once the server at
+URL answers, it also prints where to go there: the links of its GET /, with who signs in where."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import httpx2
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
@@ -14,14 +17,29 @@ from rest_framework.authtoken.models import Token
 from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, User
 
 DEMO_PASSWORD = "demo-password"  # noqa: S105 (demo accounts only, refused when DEBUG is off)
+# Who signs in at each entry point of GET / (web.views.ENTRY_POINTS), printed beside its link.
+SIGNS_IN = {"student_app": User.Role.STUDENT, "teacher_app": User.Role.TEACHER, "admin": User.Role.TEACHER}
 
 
 class Command(BaseCommand):
-    help = "Create demo accounts (marked is_demo) and print their API tokens. Refused when DEBUG is off."
+    help = (
+        "Create demo accounts (marked is_demo) and print their API tokens; with --wait-for, then where to go on "
+        "the server once it answers. Refused when DEBUG is off."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--wait-for",
+            metavar="URL",
+            help="the server's address (e.g. http://127.0.0.1:8000/): wait until it answers, then print its links",
+        )
+        parser.add_argument("--wait-seconds", type=float, default=300.0, help="how long to wait for the server (300)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.ALLOW_DEMO_DATA:
             raise CommandError("seed_demo writes demo accounts with a known password: refused when DEBUG is off.")
+        url = options["wait_for"]
+        links = self._links(url, options["wait_seconds"]) if url else {}
         with transaction.atomic():
             teacher = self._user("teacher", User.Role.TEACHER, "Ms", "Martin")
             self._admin_access(teacher)
@@ -32,11 +50,37 @@ class Command(BaseCommand):
             ]
             for student in students:
                 Enrollment.objects.get_or_create(classroom=classroom, student=student)
+        users = [teacher, *students]
         self.stdout.write(self.style.SUCCESS(f"Demo data ready (password for every demo account: {DEMO_PASSWORD})"))
-        for user in [teacher, *students]:
+        for user in users:
             token, _ = Token.objects.get_or_create(user=user)
             self.stdout.write(f"  {user.username:<8} {user.role:<8} id={user.pk:<4} token={token.key}")
         self.stdout.write(f"  {teacher.username} also signs in to the admin at /admin/")
+        if links:
+            self.stdout.write(self.style.SUCCESS(f"Tutor is up at {url}"))
+            width = max(map(len, links.values())) + 2
+            for key, link in links.items():
+                label = key.replace("_", " ").replace("api ", "API ")
+                names = ", ".join(user.username for user in users if user.role == SIGNS_IN.get(key))
+                self.stdout.write(f"  {label:<15}{link:<{width}}({names})" if names else f"  {label:<15}{link}")
+
+    def _links(self, url: str, seconds: float) -> dict[str, str]:
+        """The links of the server's GET / (web.views.root), once it answers: a server that is
+        starting queues the request until it is ready."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                # Not through a proxy of the environment: the server is this machine's.
+                response = httpx2.get(url, timeout=max(deadline - time.monotonic(), 0.1), trust_env=False)
+                break
+            except httpx2.TransportError:
+                if time.monotonic() >= deadline:
+                    raise CommandError(f"No server answered at {url} within {seconds:g} s.") from None
+                time.sleep(0.2)
+        if response.status_code != 200:
+            raise CommandError(f"{url} answered {response.status_code}, not the site's links.")
+        links: dict[str, str] = response.json()["links"]
+        return links
 
     def _admin_access(self, teacher: User) -> None:
         """The demo teacher signs in to /admin/ and sees the tutor models (is_staff and the group)."""
