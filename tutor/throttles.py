@@ -52,36 +52,38 @@ class SendRateThrottle(UserRateThrottle):
             return True
 
 
-class TooManyLoginFailures(ApplicationError):
+class _LoginThrottled(ApplicationError):
+    """A sign-in refused for `wait` seconds: 429 with Retry-After, safe to send again then."""
+
     status_code = 429
     code = "throttled"
     retry_safe = True
 
+    def __init__(self, wait: int, message: str) -> None:
+        super().__init__(message % {"wait": wait}, details={"retry_after_seconds": wait})
+        self.retry_after = wait
+
+
+class TooManyLoginFailures(_LoginThrottled):
     def __init__(self, wait: float) -> None:
-        wait = _seconds(wait)
+        seconds = _seconds(wait)
         message = ngettext(
             "Too many failed logins. Try again in %(wait)s second.",
             "Too many failed logins. Try again in %(wait)s seconds.",
-            wait,
+            seconds,
         )
-        super().__init__(message % {"wait": wait}, details={"retry_after_seconds": wait})
-        self.retry_after = wait
+        super().__init__(seconds, message)
 
 
-class TooManyLogins(ApplicationError):
-    status_code = 429
-    code = "throttled"
-    retry_safe = True
-
+class TooManyLogins(_LoginThrottled):
     def __init__(self, wait: float) -> None:
-        wait = _seconds(wait)
+        seconds = _seconds(wait)
         message = ngettext(
             "Too many sign-ins from this address. Try again in %(wait)s second.",
             "Too many sign-ins from this address. Try again in %(wait)s seconds.",
-            wait,
+            seconds,
         )
-        super().__init__(message % {"wait": wait}, details={"retry_after_seconds": wait})
-        self.retry_after = wait
+        super().__init__(seconds, message)
 
 
 class LoginUnavailable(ServiceUnavailable):

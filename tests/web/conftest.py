@@ -52,11 +52,7 @@ def _missing_browser_tools() -> tuple[list[str], str, str]:
 def browser() -> dict[str, str]:
     """The paths of node and chromium. Missing ones skip the test, or fail it with REQUIRE_BROWSER=1."""
     missing, node, chromium = _missing_browser_tools()
-    if missing:
-        message = "browser test needs " + ", ".join(missing)
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(message + " (REQUIRE_BROWSER=1)", pytrace=False)
-        pytest.skip(message)
+    _skip_or_fail("browser test", missing)
     return {"node": node, "chromium": chromium}
 
 
@@ -68,12 +64,18 @@ def node() -> str:
     missing = [m for m in missing if "chromium" not in m]
     if not (CLIENT_DIR / "node_modules" / "esbuild").is_dir():
         missing.append("esbuild (npm ci in clients/typescript, or make client)")
-    if missing:
-        message = "client test needs " + ", ".join(missing)
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(message + " (REQUIRE_BROWSER=1)", pytrace=False)
-        pytest.skip(message)
+    _skip_or_fail("client test", missing)
     return node
+
+
+def _skip_or_fail(what: str, missing: list[str]) -> None:
+    """Skip a test whose tools are `missing`, or fail it with REQUIRE_BROWSER=1 (CI)."""
+    if not missing:
+        return
+    message = f"{what} needs " + ", ".join(missing)
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(message + " (REQUIRE_BROWSER=1)", pytrace=False)
+    pytest.skip(message)
 
 
 @pytest.fixture
