@@ -15,7 +15,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 
-from tutor.errors import ApplicationError
+from core.errors import ApplicationError
 
 
 class AdminLoginForm(AdminAuthenticationForm):

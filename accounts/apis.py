@@ -23,8 +23,8 @@ from rest_framework.views import APIView
 from accounts.models import User
 from accounts.selectors import student_get_visible, students_visible_to
 from accounts.services import user_sign_out_everywhere
-from tutor.api import Pagination, StrictBooleanField, StrictCharField
-from tutor.auth import SessionAuthentication
+from core.api import Pagination, StrictBooleanField, StrictCharField
+from core.auth import SessionAuthentication
 
 
 class UserOutput(serializers.ModelSerializer[User]):

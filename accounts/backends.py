@@ -4,10 +4,10 @@ login form, and anything else that calls `django.contrib.auth.authenticate` go t
 
 A password check is slow on purpose (PBKDF2, about a second on small machines). So that a burst
 of sign-ins cannot starve other requests:
-- the address's rate and the lockout are checked first (tutor.throttles.LoginAttempt), before
+- the address's rate and the lockout are checked first (core.throttles.LoginAttempt), before
   the database or the hasher is touched;
 - the user is fetched, and the database connection given back to the pool before the password
-  is hashed (tutor.db.connection_release), so no connection waits on the hasher;
+  is hashed (core.db.connection_release), so no connection waits on the hasher;
 - at most LOGIN_HASH_CONCURRENCY passwords are hashed at once per process; an attempt that waits
   LOGIN_HASH_WAIT_SECONDS for a slot is refused with a 503 that is safe to retry.
 """
@@ -25,8 +25,8 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from tutor.db import connection_release
-from tutor.throttles import LoginAttempt, LoginUnavailable
+from core.db import connection_release
+from core.throttles import LoginAttempt, LoginUnavailable
 
 _slots: dict[int, threading.BoundedSemaphore] = {}
 _slots_lock = threading.Lock()

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from tutor.errors import NotFound
+from core.errors import NotFound
 
 
 def students_visible_to(user: Any) -> QuerySet[User]:

@@ -47,7 +47,7 @@ with LEARNING_MEMORIES memories. The baseline of each is that cell's product tur
 conversation size: the same memories and messages, no learning data, timed in the same rounds.
 The loaded turn must cost at most LEARNING_RATIO_MAX times it, with as many queries at both sizes.
 
-Queries. The turn's database steps run on the threads of tutor.db.db_step, each thread with its
+Queries. The turn's database steps run on the threads of core.db.db_step, each thread with its
 own connection: a wrapper put on every connection as it connects (`QueryRecorder`) counts and
 times the queries of all of them while a turn runs.
 
@@ -474,8 +474,11 @@ def seed_student(*, count: int, teacher: Any, classroom: Any, rng: random.Random
     # memories, not thousands.
     Conversation.objects.bulk_create(
         Conversation(
-            student=student, subject=f"Earlier session {i}", status=Conversation.Status.ENDED,
-            last_activity_at=now - timedelta(days=1), ended_at=now - timedelta(days=1),
+            student=student,
+            subject=f"Earlier session {i}",
+            status=Conversation.Status.ENDED,
+            last_activity_at=now - timedelta(days=1),
+            ended_at=now - timedelta(days=1),
         )
         for i in range(count // 5 + 1)
     )
@@ -503,13 +506,16 @@ def seed_student(*, count: int, teacher: Any, classroom: Any, rng: random.Random
     AIMemory.objects.bulk_create(rows, batch_size=2000)
     # The full-text index is written by the memory services; bulk_create bypasses them, so the
     # bench indexes through the same code path, or lexical recall would search an empty index.
-    from memory import fts
+    from memory.search import fts
 
     created = AIMemory.objects.filter(student=student).values_list("pk", "title", "content")
     batch: list[Any] = []
     for pk, title, content in created.iterator(chunk_size=2000):
-        batch.append(fts.IndexRow(memory_id=pk, student_id=student.pk, text=fts.memory_text(title, content),
-                                  language=student.language))
+        batch.append(
+            fts.IndexRow(
+                memory_id=pk, student_id=student.pk, text=fts.memory_text(title, content), language=student.language
+            )
+        )
         if len(batch) == 2000:
             fts.memory_index(batch)
             batch = []
@@ -578,8 +584,16 @@ def seed(rng: random.Random) -> tuple[list[Cell], list[LearningCase]]:
 # (status, due in N days or None), in turn: of every 10 tasks 3 done, 2 in progress, 5 to do, of
 # which 3 overdue.
 TASK_PLAN: list[tuple[str, int | None]] = [
-    ("done", -6), ("todo", -3), ("todo", -1), ("in_progress", 2), ("todo", -8),
-    ("done", -2), ("todo", 7), ("in_progress", None), ("done", 10), ("todo", None),
+    ("done", -6),
+    ("todo", -3),
+    ("todo", -1),
+    ("in_progress", 2),
+    ("todo", -8),
+    ("done", -2),
+    ("todo", 7),
+    ("in_progress", None),
+    ("done", 10),
+    ("todo", None),
 ]
 
 
@@ -594,8 +608,9 @@ def seed_learning(*, teacher: Any, rng: random.Random) -> list[LearningCase]:
         classroom = Classroom.objects.create(name=f"Bench learning {name}", teacher=teacher)
         # Every graded quiz and every file writes a memory: as many fewer notes are seeded.
         notes = LEARNING_MEMORIES - size.quizzes - size.files * len(LEARNING_MESSAGES)
-        student = seed_student(count=notes, teacher=teacher, classroom=classroom, rng=rng,
-                               username=f"bench-learner-{name}")
+        student = seed_student(
+            count=notes, teacher=teacher, classroom=classroom, rng=rng, username=f"bench-learner-{name}"
+        )
         conversations = [
             (n, *seed_conversation(student=student, count=n, rng=rng, label=f"learning {name}"))
             for n in LEARNING_MESSAGES
@@ -608,8 +623,10 @@ def seed_learning(*, teacher: Any, rng: random.Random) -> list[LearningCase]:
             case = LearningCase(name, size, messages, student, conversation_id, seeded_tokens=tokens)
             count_learning_data(case)
             if case.memories != LEARNING_MEMORIES:
-                raise RuntimeError(f"learning student {name} has {case.memories} active memories, "
-                                   f"not {LEARNING_MEMORIES}: the comparison would not hold them equal")
+                raise RuntimeError(
+                    f"learning student {name} has {case.memories} active memories, "
+                    f"not {LEARNING_MEMORIES}: the comparison would not hold them equal"
+                )
             cases.append(case)
     return cases
 
@@ -664,8 +681,13 @@ def seed_quizzes(*, student: Any, count: int, rng: random.Random) -> None:
     per_conversation = settings.QUIZ_MAX_PER_CONVERSATION
     now = timezone.now()
     sessions = Conversation.objects.bulk_create(
-        Conversation(student=student, subject=f"Quiz session {i}", status=Conversation.Status.ENDED,
-                     last_activity_at=now, ended_at=now)
+        Conversation(
+            student=student,
+            subject=f"Quiz session {i}",
+            status=Conversation.Status.ENDED,
+            last_activity_at=now,
+            ended_at=now,
+        )
         for i in range(-(-count // per_conversation))
     )
     ability = {skill: rng.uniform(0.3, 0.95) for _, skill in LEARNING_SKILLS}
@@ -837,7 +859,7 @@ def naive_retokenising() -> Iterator[None]:
 class QueryRecorder:
     """Counts and times the database queries of every thread while a turn runs (`turn`).
 
-    The turn's steps run on the threads of tutor.db.db_step, each with its own connection:
+    The turn's steps run on the threads of core.db.db_step, each with its own connection:
     CaptureQueriesContext on this thread's connection sees none of them. `install` puts the
     recorder on every connection (Django's `execute_wrappers`) as it connects.
     """
@@ -897,8 +919,9 @@ class QueryRecorder:
 _queries = QueryRecorder()
 
 
-def one_turn(*, student: Any, conversation_id: int, rng: random.Random, series: Series | None,
-             content: str | None = None) -> None:
+def one_turn(
+    *, student: Any, conversation_id: int, rng: random.Random, series: Series | None, content: str | None = None
+) -> None:
     """One chat turn through `message_send`, timed, its queries and model calls recorded in `series`."""
     from conversations.services import message_send
 
@@ -965,8 +988,15 @@ def warm_up_learning(case: LearningCase, *, server: Any, rng: random.Random) -> 
     case.prompt = prompt_size(server)
 
 
-def _product_turn(*, student: Any, conversation_id: int, series: Series, text: str, rng: random.Random,
-                  profiler: cProfile.Profile | None) -> None:
+def _product_turn(
+    *,
+    student: Any,
+    conversation_id: int,
+    series: Series,
+    text: str,
+    rng: random.Random,
+    profiler: cProfile.Profile | None,
+) -> None:
     """A measured product turn, profiled when `profiler` is given."""
     if profiler is not None:
         profiler.enable()
@@ -977,29 +1007,55 @@ def _product_turn(*, student: Any, conversation_id: int, series: Series, text: s
             profiler.disable()
 
 
-def cell_round(cell: Cell, *, round_index: int, text: str, rng: random.Random,
-               profiler: cProfile.Profile | None) -> None:
+def cell_round(
+    cell: Cell, *, round_index: int, text: str, rng: random.Random, profiler: cProfile.Profile | None
+) -> None:
     """One product and one baseline turn of a cell; which goes first alternates from round to round."""
     kinds = ("product", "baseline") if round_index % 2 == 0 else ("baseline", "product")
     for kind in kinds:
         if kind == "baseline":
             with naive_retokenising():
-                one_turn(student=cell.student, conversation_id=cell.baseline_conversation_id, rng=rng,
-                         series=cell.baseline, content=text)
+                one_turn(
+                    student=cell.student,
+                    conversation_id=cell.baseline_conversation_id,
+                    rng=rng,
+                    series=cell.baseline,
+                    content=text,
+                )
         else:
-            _product_turn(student=cell.student, conversation_id=cell.product_conversation_id, series=cell.product,
-                          text=text, rng=rng, profiler=profiler)
+            _product_turn(
+                student=cell.student,
+                conversation_id=cell.product_conversation_id,
+                series=cell.product,
+                text=text,
+                rng=rng,
+                profiler=profiler,
+            )
 
 
-def learning_round(case: LearningCase, *, round_index: int, text: str, rng: random.Random,
-                   profiler: cProfile.Profile | None) -> None:
+def learning_round(
+    case: LearningCase, *, round_index: int, text: str, rng: random.Random, profiler: cProfile.Profile | None
+) -> None:
     """One product turn of a learning-record student (its baseline is a cell's product turn)."""
-    _product_turn(student=case.student, conversation_id=case.conversation_id, series=case.product, text=text,
-                  rng=rng, profiler=profiler)
+    _product_turn(
+        student=case.student,
+        conversation_id=case.conversation_id,
+        series=case.product,
+        text=text,
+        rng=rng,
+        profiler=profiler,
+    )
 
 
-def measure(cells: list[Cell], learning: list[LearningCase], *, server: Any, turns: int, rng: random.Random,
-            profilers: dict[int, cProfile.Profile] | None) -> None:
+def measure(
+    cells: list[Cell],
+    learning: list[LearningCase],
+    *,
+    server: Any,
+    turns: int,
+    rng: random.Random,
+    profilers: dict[int, cProfile.Profile] | None,
+) -> None:
     """`turns` rounds; each round runs one product and one baseline turn of every cell, and one
     turn of every learning-record student.
 
@@ -1046,40 +1102,48 @@ def evaluate(cells: list[Cell]) -> list[dict[str, Any]]:
 
     distinct = sorted({q for c in cells for q in c.product.queries})
     differing = rounds_differing({f"{c.memories}x{c.messages}": c.product for c in cells})
-    targets.append({
-        "target": "same number of DB queries per turn in every case (all are sent the same message in a round)",
-        "pass": not differing,
-        "detail": f"queries per turn seen: {_q(distinct)}, "
-        + ("; ".join(differing[:3]) if differing else "the same in every case in each round"),
-    })
+    targets.append(
+        {
+            "target": "same number of DB queries per turn in every case (all are sent the same message in a round)",
+            "pass": not differing,
+            "detail": f"queries per turn seen: {_q(distinct)}, "
+            + ("; ".join(differing[:3]) if differing else "the same in every case in each round"),
+        }
+    )
 
     lo, hi = MEMORY_COUNTS[0], MEMORY_COUNTS[-1]
     ratios = {n: _cell(cells, hi, n).product.median / _cell(cells, lo, n).product.median for n in MESSAGE_COUNTS}
-    targets.append({
-        "target": f"memories {lo:,} -> {hi:,}: at most {MEMORY_RATIO_MAX}x per turn",
-        "pass": all(r <= MEMORY_RATIO_MAX for r in ratios.values()),
-        "detail": ", ".join(f"{n:,} messages: {r:.2f}x" for n, r in ratios.items()),
-        "ratios": {str(n): round(r, 3) for n, r in ratios.items()},
-    })
+    targets.append(
+        {
+            "target": f"memories {lo:,} -> {hi:,}: at most {MEMORY_RATIO_MAX}x per turn",
+            "pass": all(r <= MEMORY_RATIO_MAX for r in ratios.values()),
+            "detail": ", ".join(f"{n:,} messages: {r:.2f}x" for n, r in ratios.items()),
+            "ratios": {str(n): round(r, 3) for n, r in ratios.items()},
+        }
+    )
 
     small, big = MESSAGE_COUNTS[1], MESSAGE_COUNTS[-1]
     ratios = {m: _cell(cells, m, big).product.median / _cell(cells, m, small).product.median for m in MEMORY_COUNTS}
     shape_ok = all(_cell(cells, m, big).compressed and not _cell(cells, m, small).compressed for m in MEMORY_COUNTS)
-    targets.append({
-        "target": f"compressed {big:,}-message conversation costs no more per turn than {small:,} messages",
-        "pass": shape_ok and all(r <= COMPRESSED_RATIO_MAX for r in ratios.values()),
-        "detail": ", ".join(f"{m:,} memories: {r:.2f}x" for m, r in ratios.items())
-        + ("" if shape_ok else f" (INVALID: {big:,} must be compressed and {small:,} not)"),
-        "ratios": {str(m): round(r, 3) for m, r in ratios.items()},
-    })
+    targets.append(
+        {
+            "target": f"compressed {big:,}-message conversation costs no more per turn than {small:,} messages",
+            "pass": shape_ok and all(r <= COMPRESSED_RATIO_MAX for r in ratios.values()),
+            "detail": ", ".join(f"{m:,} memories: {r:.2f}x" for m, r in ratios.items())
+            + ("" if shape_ok else f" (INVALID: {big:,} must be compressed and {small:,} not)"),
+            "ratios": {str(m): round(r, 3) for m, r in ratios.items()},
+        }
+    )
 
     ratios = {m: _cell(cells, m, big).baseline.median / _cell(cells, m, big).product.median for m in MEMORY_COUNTS}
-    targets.append({
-        "target": f"at least {BASELINE_RATIO_MIN:.0f}x cheaper than re-tokenising baseline at {big:,} messages",
-        "pass": all(r >= BASELINE_RATIO_MIN for r in ratios.values()),
-        "detail": ", ".join(f"{m:,} memories: {r:.1f}x" for m, r in ratios.items()),
-        "ratios": {str(m): round(r, 3) for m, r in ratios.items()},
-    })
+    targets.append(
+        {
+            "target": f"at least {BASELINE_RATIO_MIN:.0f}x cheaper than re-tokenising baseline at {big:,} messages",
+            "pass": all(r >= BASELINE_RATIO_MIN for r in ratios.values()),
+            "detail": ", ".join(f"{m:,} memories: {r:.1f}x" for m, r in ratios.items()),
+            "ratios": {str(m): round(r, 3) for m, r in ratios.items()},
+        }
+    )
     return targets
 
 
@@ -1102,7 +1166,8 @@ def learning_time_target(cells: list[Cell], learning: list[LearningCase]) -> dic
         base = _cell(cells, LEARNING_MEMORIES, n)
         at_n = [c for c in learning if c.messages == n]
         details.append(
-            f"{n:,} messages: " + ", ".join(f"{c.size.quizzes} quiz results {ratios[c.name, n]:.2f}x" for c in at_n)
+            f"{n:,} messages: "
+            + ", ".join(f"{c.size.quizzes} quiz results {ratios[c.name, n]:.2f}x" for c in at_n)
             + f" (p50 {at_n[-1].product.median * 1000:.1f} vs {base.product.median * 1000:.1f} ms)"
         )
     return {
@@ -1132,9 +1197,11 @@ def learning_queries_target(cells: list[Cell], learning: list[LearningCase]) -> 
     minus = ", ".join(f"{n:,} messages {'/'.join(f'{e:+d}' for e in extra[n])}" for n in LEARNING_MESSAGES)
     return {
         "target": "learning record: the same number of queries per turn at "
-        + " and ".join(f"{size.quizzes:,}" for size in LEARNING_SIZES.values()) + " quiz results",
+        + " and ".join(f"{size.quizzes:,}" for size in LEARNING_SIZES.values())
+        + " quiz results",
         "pass": not differing,
-        "detail": "; ".join(details) + "; "
+        "detail": "; ".join(details)
+        + "; "
         + ("; ".join(differing[:3]) if differing else "the same at every size in each round")
         + f"; {largest.quizzes} quiz results minus none, per round: {minus}",
         "loaded_minus_baseline_per_round": {str(n): e for n, e in extra.items()},
@@ -1195,8 +1262,9 @@ def learning_results(cells: list[Cell], learning: list[LearningCase]) -> dict[st
                 "record_block_tokens": c.prompt.record_tokens if c.prompt else None,
                 "product": c.product.summary(),
                 "over_baseline": round(c.product.median / _learning_base(cells, c).product.median, 3),
-                "statements_vs_baseline": statements_diff(c.product.statements,
-                                                          _learning_base(cells, c).product.statements),
+                "statements_vs_baseline": statements_diff(
+                    c.product.statements, _learning_base(cells, c).product.statements
+                ),
             }
             for c in learning
         ],
@@ -1207,8 +1275,10 @@ def print_learning_report(cells: list[Cell], learning: list[LearningCase]) -> No
     """The learning-record table: at each conversation size, the cell's product turn (no learning
     data), then each learning student's."""
     print()
-    print(f"Learning record: students with {LEARNING_MEMORIES:,} active memories; \"none\" is the product turn of "
-          f"the case above with as many memories and messages.")
+    print(
+        f'Learning record: students with {LEARNING_MEMORIES:,} active memories; "none" is the product turn of '
+        f"the case above with as many memories and messages."
+    )
     header = (
         f"{'messages':>8} {'student':>7} {'quizzes':>7} {'skills':>6} {'tasks':>5} {'open':>4} {'overdue':>7} "
         f"{'files':>5} {'file chr':>8} | {'prompt':>6} {'record':>6} | "
@@ -1227,7 +1297,8 @@ def print_learning_report(cells: list[Cell], learning: list[LearningCase]) -> No
             data = (
                 f"{case.size.quizzes:>7} {case.skills:>6} {case.size.tasks:>5} {case.open_tasks:>4} "
                 f"{case.overdue_tasks:>7} {case.size.files:>5} {case.file_chars:>8,}"
-                if case else f"{0:>7} {0:>6} {0:>5} {0:>4} {0:>7} {0:>5} {0:>8}"
+                if case
+                else f"{0:>7} {0:>6} {0:>5} {0:>4} {0:>7} {0:>5} {0:>8}"
             )
             print(
                 f"{n:>8,} {name:>7} {data} | {prompt.tokens if prompt else 0:>6,} "
@@ -1240,13 +1311,22 @@ def print_learning_report(cells: list[Cell], learning: list[LearningCase]) -> No
     print("/none = turn p50 over the p50 of the same turn without learning data.")
 
 
-def print_report(machine: dict[str, Any], config: dict[str, Any], cells: list[Cell], learning: list[LearningCase],
-                 targets: list[dict[str, Any]]) -> None:
+def print_report(
+    machine: dict[str, Any],
+    config: dict[str, Any],
+    cells: list[Cell],
+    learning: list[LearningCase],
+    targets: list[dict[str, Any]],
+) -> None:
     print()
-    print(f"Machine: {machine['nproc']} CPU ({machine['cpu_model']}), Python {machine['python']}, "
-          f"PostgreSQL {machine['postgresql']}, Django {machine['django']}")
-    print(f"Run: {config['turns']} measured turns per case after {config['warmup_turns']} warm-up, "
-          f"scripted model in-process, database {config['database']}")
+    print(
+        f"Machine: {machine['nproc']} CPU ({machine['cpu_model']}), Python {machine['python']}, "
+        f"PostgreSQL {machine['postgresql']}, Django {machine['django']}"
+    )
+    print(
+        f"Run: {config['turns']} measured turns per case after {config['warmup_turns']} warm-up, "
+        f"scripted model in-process, database {config['database']}"
+    )
     print()
     header = (
         f"{'memories':>8} {'messages':>8} {'seed tok':>8} {'compr':>5} | "
@@ -1274,21 +1354,31 @@ def print_report(machine: dict[str, Any], config: dict[str, Any], cells: list[Ce
     for t in targets:
         print(f"[{'PASS' if t['pass'] else 'FAIL'}] {t['target']}: {t['detail']}")
     if _naive_mismatches:
-        print(f"WARNING: stored running totals disagreed with a re-count {len(_naive_mismatches)} times: "
-              f"{_naive_mismatches[:3]}")
+        print(
+            f"WARNING: stored running totals disagreed with a re-count {len(_naive_mismatches)} times: "
+            f"{_naive_mismatches[:3]}"
+        )
 
 
 def _q(values: list[int]) -> str:
     return "/".join(str(v) for v in values)
 
 
-def profile_texts(cells: list[Cell], learning: list[LearningCase],
-                  profilers: dict[int, cProfile.Profile]) -> dict[str, str]:
+def profile_texts(
+    cells: list[Cell], learning: list[LearningCase], profilers: dict[int, cProfile.Profile]
+) -> dict[str, str]:
     """The top 30 functions by cumulative time of each case's profiled product turns, by case name."""
     named: list[tuple[str, Cell | LearningCase]] = [
         *((f"{c.memories:,} memories x {c.messages:,} messages", c) for c in cells),
-        *((f"learning record, {c.name} ({c.size.quizzes} quiz results, {c.size.tasks} tasks, {c.size.files} files), "
-           f"{c.messages:,} messages", c) for c in learning),
+        *(
+            (
+                f"learning record, {c.name} ({c.size.quizzes} quiz results, {c.size.tasks} tasks, "
+                f"{c.size.files} files), "
+                f"{c.messages:,} messages",
+                c,
+            )
+            for c in learning
+        ),
     ]
     texts = {}
     for name, case in named:
@@ -1332,10 +1422,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_TURNS} measured turns per case")
     parser.add_argument("--turns", type=int, default=None, help=f"measured turns per case (default {DEFAULT_TURNS})")
     parser.add_argument("--seed", type=int, default=20240601, help="random seed for the generated text")
-    parser.add_argument("--no-recall", action="store_true",
-                        help="prompts carry the 10 latest memories only (no recall in the turn)")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile the product turns of each case and print the top functions")
+    parser.add_argument(
+        "--no-recall", action="store_true", help="prompts carry the 10 latest memories only (no recall in the turn)"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the product turns of each case and print the top functions"
+    )
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if a target fails")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH, help="where to write the JSON results")
     args = parser.parse_args(argv)
@@ -1354,10 +1446,12 @@ def main(argv: list[str] | None = None) -> int:
         machine = machine_info()
         print(f"Seeding {database} ...", flush=True)
         cells, learning = seed(rng)
-        print(f"Seeded in {time.monotonic() - started:.0f}s; {len(cells)} cases and {len(learning)} learning-record "
-              f"cases, {WARMUP_TURNS} warm-up turns, then {turns} rounds of one product and one baseline turn "
-              f"per case and one turn per learning-record case ...",
-              flush=True)
+        print(
+            f"Seeded in {time.monotonic() - started:.0f}s; {len(cells)} cases and {len(learning)} learning-record "
+            f"cases, {WARMUP_TURNS} warm-up turns, then {turns} rounds of one product and one baseline turn "
+            f"per case and one turn per learning-record case ...",
+            flush=True,
+        )
         for cell in cells:
             warm_up(cell, server=server, rng=rng)
             server.reset()

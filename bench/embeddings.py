@@ -196,7 +196,7 @@ def timed(fn: Callable[[str], Any], texts: list[str], warm: int = 2) -> list[flo
 def latency(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dict[str, Any]:
     """Every case runs a slice of its queries in each of `--rounds` rounds, in turn, so that the
     machine's own load, which drifts, weighs on every case alike."""
-    from memory import embeddings
+    from memory.search import embeddings
 
     texts = queries(args.queries)
     local = embeddings.LocalEmbedder()
@@ -277,7 +277,7 @@ def seed(n_memories: int = 20) -> str:
     from rest_framework.authtoken.models import Token
 
     from accounts.models import User
-    from memory import embeddings
+    from memory.search import embeddings
     from memory.services import memory_embeddings_write, teacher_note_create
 
     call_command("migrate", verbosity=0)

@@ -10,7 +10,7 @@ the same queries, with limit 50:
 - postings_full: BM25 summed over all the query terms' postings (no pruning);
 - postings_df_count: as postings_full but df counted from the postings instead of read from
   memory_term_stats;
-- postings_maxscore: memory.fts.search as shipped (MaxScore pruning, exact).
+- postings_maxscore: memory.search.fts.search as shipped (MaxScore pruning, exact).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
-from memory import fts  # noqa: E402
+from memory.search import fts  # noqa: E402
 
 TSV_BM25 = """
 WITH m AS (
@@ -88,9 +88,9 @@ def main() -> None:
         cursor.execute("CREATE INDEX ON scratch_search USING gin (tsv)")
         cursor.execute("VACUUM ANALYZE scratch_search")
     try:
-        times: dict[str, list[float]] = {k: [] for k in
-                                         ("tsvector_bm25", "ts_rank_cd", "postings_full", "postings_df_count",
-                                          "postings_maxscore")}
+        times: dict[str, list[float]] = {
+            k: [] for k in ("tsvector_bm25", "ts_rank_cd", "postings_full", "postings_df_count", "postings_maxscore")
+        }
         for q in queries:
             terms = list(dict.fromkeys(fts.analyse(q, "en")))
             if not terms:

@@ -10,12 +10,12 @@ Each engine is one run of `manage.py recall_eval PATH --strategies lexical,hybri
 process and in the command's own throwaway database (created, migrated and dropped by it, so
 the configured database is never written), with only the lexical signal swapped:
 
-- `bm25`: `memory.fts` as shipped (postings, BM25, MaxScore pruning);
-- `ts_rank_cd[/N]`, `ts_rank[/N]`: `memory.fts.memory_index` / `memory_unindex` also maintain a
+- `bm25`: `memory.search.fts` as shipped (postings, BM25, MaxScore pruning);
+- `ts_rank_cd[/N]`, `ts_rank[/N]`: `memory.search.fts.memory_index` / `memory_unindex` also maintain a
   scratch table `scratch_tsv (memory_id, student_id, tsv, tsv_pg)` with GIN indexes on both
   tsvectors, created by a post_migrate handler in the throwaway database. `tsv` is `to_tsvector('simple', ...)` of the
-  terms of `memory.fts.analyse` joined by spaces, so both engines see the same stemmed terms
-  (positions are those of the analysed terms, stop words left out). `memory.fts.search` becomes
+  terms of `memory.search.fts.analyse` joined by spaces, so both engines see the same stemmed terms
+  (positions are those of the analysed terms, stop words left out). `memory.search.fts.search` becomes
   the student's memories with `tsv @@ to_tsquery('simple', 't1 | t2 | ...')`, ranked by
   `ts_rank_cd(tsv, query, N)` (or `ts_rank`; N the normalization, 0 by default), best first,
   ties by memory id as BM25's;
@@ -36,7 +36,7 @@ Prints, for each engine, the lexical-only and hybrid rows over the non-adversari
 (hit@1/3/5/10, all@1/3/5/10, MRR) as a Markdown table, then hit@1 / hit@10 / MRR per category,
 then each engine against the first one (bm25 by default) question by question: the questions it
 wins and loses at hit@1, hit@10 and all@10, and its MRR difference with a 95 % bootstrap
-interval. The top memories of every search are read by wrapping `memory.recall.recall`.
+interval. The top memories of every search are read by wrapping `memory.search.recall.recall`.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ from django.db import connection, connections  # noqa: E402
 from django.db.models.signals import post_migrate  # noqa: E402
 
 from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
-from memory import embeddings, fts, recall  # noqa: E402
 from memory.models import AIMemory  # noqa: E402
+from memory.search import embeddings, fts, recall  # noqa: E402
 
 KS = (1, 3, 5, 10)
 STRATEGIES = ("lexical", "hybrid")
@@ -215,7 +215,7 @@ class BatchMemo:
 
 @contextmanager
 def engine_patched(engine: Engine) -> Iterator[None]:
-    """memory.fts with `engine` as its lexical search, for the block (nothing for bm25)."""
+    """memory.search.fts with `engine` as its lexical search, for the block (nothing for bm25)."""
     if engine.function is None:
         yield
         return
@@ -231,7 +231,7 @@ def engine_patched(engine: Engine) -> Iterator[None]:
 
 
 class Recorder:
-    """Wraps memory.recall.recall to keep each search's top memories, as the recall set's ids
+    """Wraps memory.search.recall.recall to keep each search's top memories, as the recall set's ids
     (memory contents are unique in it), in the order recall_eval asks: conversation by
     conversation, strategy by strategy, question by question."""
 

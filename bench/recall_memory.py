@@ -121,7 +121,7 @@ def seed(students: int, memories: int) -> list[tuple[int, str]]:
     from rest_framework.authtoken.models import Token
 
     from accounts.models import User
-    from memory import embeddings
+    from memory.search import embeddings
 
     call_command("migrate", verbosity=0)
     embedder = embeddings.get_embedder()

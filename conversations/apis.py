@@ -27,11 +27,11 @@ from conversations.serializers import (
     ReplyMemoryOutput,
     TurnOutput,
 )
-from tutor.api import MAX_ID, Pagination, StrictCharField, query_params
-from tutor.db import db_step
-from tutor.errors import ApplicationError, error_body
-from tutor.schema import ErrorEnvelope
-from tutor.throttles import SendRateThrottle
+from core.api import MAX_ID, Pagination, StrictCharField, query_params
+from core.db import db_step
+from core.errors import ApplicationError, error_body
+from core.schema import ErrorEnvelope
+from core.throttles import SendRateThrottle
 
 
 class ConversationFilters(serializers.Serializer[None]):

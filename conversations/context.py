@@ -14,10 +14,10 @@ from django.conf import settings
 
 from conversations import prompts
 from conversations.models import ContextCheckpoint, Conversation
+from core.db import connection_release
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
-from tutor.db import connection_release
 
 logger = logging.getLogger(__name__)
 

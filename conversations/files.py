@@ -50,9 +50,9 @@ from rest_framework import status
 from conversations import pdf_text
 from conversations.models import Conversation, ConversationFile
 from conversations.selectors import conversation_get, require_student_owner
+from core.errors import ApplicationError, Conflict
 from memory.models import AIMemory
 from memory.services import memory_record_save
-from tutor.errors import ApplicationError, Conflict
 
 logger = logging.getLogger(__name__)
 

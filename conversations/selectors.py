@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible
 from conversations.models import Conversation, ReplyMemory
-from tutor.errors import Forbidden, NotFound
+from core.errors import Forbidden, NotFound
 
 
 def conversation_list(*, user: Any, student_id: Any = None) -> QuerySet[Conversation]:

@@ -8,10 +8,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
+from core.schema import ErrorEnvelope
 from learning.serializers import QuizOutput
 from memory.models import AIMemory
 from memory.serializers import MemoryOutput
-from tutor.schema import ErrorEnvelope
 
 
 class MessageOutput(serializers.ModelSerializer[Message]):

@@ -21,7 +21,7 @@ from accounts.models import User
 from conversations import streaming
 from conversations.models import Conversation, Message
 from conversations.selectors import conversation_get, require_student_owner
-from tutor.errors import Forbidden
+from core.errors import Forbidden
 
 logger = logging.getLogger(__name__)
 

@@ -37,12 +37,12 @@ from django.utils.translation import gettext
 from conversations import turns
 from conversations.models import Message
 from conversations.serializers import MessageOutput, memory_event
+from core.db import db_step
+from core.drain import DRAIN_RETRY_AFTER_SECONDS
+from core.errors import ApplicationError, ServiceUnavailable, error_body
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import message_tokens
-from tutor.db import db_step
-from tutor.errors import ApplicationError, ServiceUnavailable, error_body
-from tutor.server import DRAIN_RETRY_AFTER_SECONDS
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from conversations import files, services, summaries
 from conversations.models import Conversation, ConversationFile
+from core.retry import backoff_seconds
 from llm.gateway import LLMError
-from tutor.retry import backoff_seconds
 
 logger = logging.getLogger(__name__)
 

@@ -39,6 +39,7 @@ from conversations.context import context_build
 from conversations.files import PromptFile, files_for_prompt, image_data_url
 from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
 from conversations.selectors import conversation_get, require_student_owner
+from core.errors import ApplicationError, Conflict, ServiceUnavailable
 from learning.prompts import FileItem, learning_record_block
 from learning.selectors import learning_record_for, quizzes_of_turn
 from learning.serializers import quiz_event
@@ -51,7 +52,6 @@ from memory.budget import memory_block_tokens
 from memory.models import AIMemory
 from memory.selectors import turn_memories
 from memory.services import memory_note_save
-from tutor.errors import ApplicationError, Conflict, ServiceUnavailable
 
 logger = logging.getLogger(__name__)
 

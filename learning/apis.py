@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api import MAX_ID, Pagination, StrictCharField, query_params
 from learning import selectors, services
 from learning.models import MAX_QUESTIONS, Task, TaskStatus
 from learning.serializers import (
@@ -27,7 +28,6 @@ from learning.validation import (
     TASK_SUBJECT_MAX_CHARS,
     TASK_TITLE_MAX_CHARS,
 )
-from tutor.api import MAX_ID, Pagination, StrictCharField, query_params
 
 
 def _task_context(request: Request, tasks: list[Task]) -> dict[str, Any]:

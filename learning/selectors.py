@@ -17,10 +17,10 @@ from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, Enrollment, User
 from accounts.selectors import student_get_visible, students_visible_to
+from core.errors import NotFound
 from learning.mastery import BktParams, decayed
 from learning.models import TASKS_DUE_FIRST, Answer, Question, Quiz, SkillMastery, Task, TaskStatus
 from learning.prompts import LearningRecord, SkillItem, TaskItem
-from tutor.errors import NotFound
 
 # --- Quizzes ------------------------------------------------------------------------------------
 

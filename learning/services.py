@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.selectors import student_get_visible
+from core.errors import Conflict, Forbidden
 from learning import grading, mastery
 from learning.models import Answer, Question, Quiz, QuizAttempt, SkillMastery, Task, TaskStatus
 from learning.selectors import classroom_get_visible, quiz_get, task_get, tasks_visible_to
@@ -35,7 +36,6 @@ from learning.validation import (
 )
 from memory.models import AIMemory
 from memory.services import approaches_outcome_record, memory_record_save
-from tutor.errors import Conflict, Forbidden
 
 logger = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
+from core.retry import backoff_seconds
 from learning import model_grading
 from learning.models import Quiz, QuizAttempt
 from llm.gateway import LLMError, LLMNotConfigured
-from tutor.retry import backoff_seconds
 
 logger = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
+from core.api import MAX_ID
 from learning.grading import normalise_text, parse_number
 from learning.models import MAX_QUESTIONS, Question, TaskStatus
 from memory.validation import refuse_unstorable
-from tutor.api import MAX_ID
 
 TOPIC_MAX_CHARS = 200
 SKILL_MAX_CHARS = 100

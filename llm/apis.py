@@ -14,8 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api import MAX_ID, query_params
 from llm.selectors import usage_report
-from tutor.api import MAX_ID, query_params
 
 # The default report: the last 30 UTC days, today included; the longest a report may span.
 DEFAULT_DAYS = 30

@@ -30,8 +30,8 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom
+from core.errors import ApplicationError
 from llm.models import LLMUsage
-from tutor.errors import ApplicationError
 
 ZERO = Decimal(0)
 MILLION = Decimal(1_000_000)

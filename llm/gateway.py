@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible endpoint works (OpenAI, Ollama, vLLM, llama.cpp server). Two profiles:
 `chat` for replies and `background` for summaries and compression, which may use a cheaper model
-on another endpoint. Embeddings (`embed`) go to the endpoint the embedder names (memory.embeddings,
+on another endpoint. Embeddings (`embed`) go to the endpoint the embedder names (memory.search.embeddings,
 EMBEDDINGS_*).
 
 Who retries: never the SDK (`max_retries=0`). A chat turn is retried by the client with the same

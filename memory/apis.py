@@ -10,12 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api import MAX_ID, Pagination, StrictCharField, WordCount, query_params
 from memory import selectors, services, supersession
 from memory.models import AIMemory, SupersessionReview
 from memory.serializers import MemoryOutput, SupersessionReviewOutput
 from memory.throttles import MemoryWriteRateThrottle
 from memory.validation import CONTENT_MAX_CHARS, REASON_MAX_CHARS, TITLE_MAX_CHARS, TITLE_MAX_WORDS, TITLE_MIN_WORDS
-from tutor.api import MAX_ID, Pagination, StrictCharField, WordCount, query_params
 
 # A memory's title has 4 to 10 words: the services check it (memory.validation); the schema says it.
 TITLE_WORDS = WordCount(TITLE_MIN_WORDS, TITLE_MAX_WORDS)

@@ -1,4 +1,3 @@
-
 from django.apps import AppConfig
 from django.conf import settings
 

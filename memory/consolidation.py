@@ -26,9 +26,10 @@ from django.db import transaction
 from accounts.models import User
 from llm import gateway
 from llm.models import LLMUsage
-from memory import embeddings, services
+from memory import services
 from memory.lifecycle_prompts import MERGE_SCHEMA, PromptMemory, merge_messages, parse_merge
 from memory.models import AIMemory, ConsolidationDecision, MemoryEmbedding
+from memory.search import embeddings
 
 logger = logging.getLogger(__name__)
 

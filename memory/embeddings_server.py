@@ -7,7 +7,7 @@ Web and worker processes then reach it with
     EMBEDDINGS_BACKEND=openai EMBEDDINGS_BASE_URL=http://127.0.0.1:8088/v1 EMBEDDINGS_MODEL=all-MiniLM-L6-v2
 
 and never load torch themselves (about 540 MB of resident memory each). With that model name the
-vectors are stored under the local backend's name (memory.embeddings.OpenAIEmbedder), so moving
+vectors are stored under the local backend's name (memory.search.embeddings.OpenAIEmbedder), so moving
 between `local` and this server needs no `reembed`.
 
 Routes:
@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.embeddings import LOCAL_DIM, LOCAL_MODEL_ALIASES, LOCAL_MODEL_ID, LocalEmbedder
+from memory.search.embeddings import LOCAL_DIM, LOCAL_MODEL_ALIASES, LOCAL_MODEL_ID, LocalEmbedder
 
 logger = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from django.utils import timezone
 from accounts.models import User
 from llm import gateway
 from llm.models import LLMUsage
-from memory import fts, services, supersession
+from memory import services, supersession
 from memory.lifecycle_prompts import (
     EXTRACTION_PROMPT,
     EXTRACTION_SCHEMA,
@@ -46,6 +46,7 @@ from memory.lifecycle_prompts import (
     parse_extraction,
 )
 from memory.models import AIMemory
+from memory.search import fts
 
 logger = logging.getLogger(__name__)
 

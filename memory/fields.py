@@ -1,9 +1,9 @@
 """Model fields for embedding vectors: pgvector columns on PostgreSQL, bytes on SQLite.
 
-On PostgreSQL recall ranks vectors in the database (memory.vector_search), so they are
+On PostgreSQL recall ranks vectors in the database (memory.search.vector_search), so they are
 pgvector's `vector` (one per memory) and `vector[]` (one per sentence) columns. The embedded
 SQLite default has no vector type: the same fields store little-endian float32 bytes there,
-which the single process decodes once (memory.vector_cache). In Python a value is a float32
+which the single process decodes once (memory.search.vector_cache). In Python a value is a float32
 numpy array either way: one row of `dim` values, or for a list, the rows back to back, flat
 (the caller knows `dim`).
 """

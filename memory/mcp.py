@@ -13,7 +13,7 @@ Two transports:
   and JSON responses: every POST is a whole exchange, so any uvicorn worker can answer any
   request and there is no session to lose.
 
-The tools are async; each database step runs in a thread through tutor.db.db_step, as the
+The tools are async; each database step runs in a thread through core.db.db_step, as the
 streaming chat turn does, and gives its connection back when it ends.
 """
 
@@ -39,6 +39,9 @@ from starlette.types import Receive, Scope, Send
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
 
 from accounts.models import User
+from core.auth import TokenAuthentication
+from core.db import db_step
+from core.errors import ApplicationError, error_body
 from memory.models import AIMemory
 from memory.selectors import memory_search
 from memory.services import memory_agent_forget, memory_agent_write
@@ -51,9 +54,6 @@ from memory.validation import (
     TITLE_MAX_WORDS,
     TITLE_MIN_WORDS,
 )
-from tutor.auth import TokenAuthentication
-from tutor.db import db_step
-from tutor.errors import ApplicationError, error_body
 
 PATH = "/mcp/"
 RECALL_MAX = 20

@@ -147,7 +147,7 @@ class AIMemory(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["student", "status", "-created_at", "-id"], name="memory_student_recent"),
-            # The SQLite vector cache reads what changed since the revision it holds (memory.vector_cache).
+            # The SQLite vector cache reads what changed since the revision it holds (memory.search.vector_cache).
             models.Index(fields=["student", "revision"], name="memory_student_revision"),
         ]
         constraints = [
@@ -263,9 +263,9 @@ class MemoryEmbedding(models.Model):
 
     `vector` is the L2-normalised embedding of the whole memory (title and content);
     `sentence_vectors` holds `sentences` more, one per sentence of the content (a question
-    usually matches one sentence of a memory better than the whole of it; see memory.recall).
+    usually matches one sentence of a memory better than the whole of it; see memory.search.recall).
     On PostgreSQL they are pgvector `vector` and `vector[]` columns, ranked in the database
-    (memory.vector_search); on SQLite, float32 bytes (memory.fields). `model` and `dim` say which
+    (memory.search.vector_search); on SQLite, float32 bytes (memory.fields). `model` and `dim` say which
     embedder wrote them, so a change of model is detected (recall ignores vectors of another
     model and `manage.py reembed` replaces them). `text_hash` is the hash of the text that was
     embedded: the embedding task skips a memory whose vector is already current. `student` is
@@ -300,7 +300,7 @@ class StudentMemoryRevision(models.Model):
     and stamps the rows it writes with it. The counter's row stays locked until that transaction
     commits, so one student's writes commit in revision order: a reader who sees revision R sees
     every row stamped R or lower. The vector cache of the embedded SQLite default
-    (memory.vector_cache) reads this one row to know
+    (memory.search.vector_cache) reads this one row to know
     whether it is current, and the rows stamped above the revision it holds to catch up, instead
     of decoding all of a student's vectors again. Deleting memory rows (never done: memories are
     archived) would have to delete this row too, so that caches start again from zero.
@@ -316,11 +316,11 @@ class StudentMemoryRevision(models.Model):
         return f"{self.student_id}: {self.revision}"
 
 
-# --- The PostgreSQL lexical index (memory.fts) ---------------------------------------------------
+# --- The PostgreSQL lexical index (memory.search.fts) ---------------------------------------------------
 # Used on PostgreSQL only: SQLite indexes memories in an FTS5 table, and these tables stay empty
 # there (they exist so that a deletion cascades the same way on both databases). Every row
 # cascades from its memory or its student, so deleting either (legal erasure) needs no code of
-# its own. The statistics are kept by memory.fts in the write's transaction; a memory deleted
+# its own. The statistics are kept by memory.search.fts in the write's transaction; a memory deleted
 # outside the services leaves them slightly high until `manage.py reindex`, which rebuilds them.
 
 

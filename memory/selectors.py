@@ -11,9 +11,10 @@ from django.db.models import Prefetch, QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.selectors import student_get_visible, students_visible_to
-from memory import budget, recall
+from core.errors import ApplicationError, NotFound
+from memory import budget
 from memory.models import AIMemory, AIMemoryQuerySet, MemoryEmbedding
-from tutor.errors import ApplicationError, NotFound
+from memory.search import recall
 
 logger = logging.getLogger(__name__)
 

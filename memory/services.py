@@ -1,9 +1,9 @@
 """Writes of memories: notes from the save_memory tool, teacher notes, conversation summaries,
 edits and archiving, and the embeddings recall uses.
 
-Every write keeps the full-text index (memory.fts) in sync inside its own transaction, stamps
+Every write keeps the full-text index (memory.search.fts) in sync inside its own transaction, stamps
 what it writes with the student's next memory revision (`student_revision_next`, which the
-SQLite vector cache of memory.vector_cache follows), and enqueues the memory's embedding after commit
+SQLite vector cache of memory.search.vector_cache follows), and enqueues the memory's embedding after commit
 (memory.tasks.memory_embed): embeddings are never computed in the request.
 """
 
@@ -21,9 +21,10 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.selectors import student_get_visible
+from core.errors import Conflict, Forbidden, NotFound
 from llm.tokens import count_tokens
-from memory import embeddings, fts
 from memory.models import AIMemory, MemoryEmbedding, StudentMemoryRevision
+from memory.search import embeddings, fts
 from memory.selectors import memories_visible_to
 from memory.validation import (
     TITLE_MAX_CHARS,
@@ -33,7 +34,6 @@ from memory.validation import (
     validate_reason,
     validate_title,
 )
-from tutor.errors import Conflict, Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def student_revision_next(student_id: int) -> int:
     """Take the student's next memory revision, inside the caller's transaction.
 
     Every write to a student's memories or vectors calls this and stamps the rows it writes with
-    the value, so that the SQLite vector cache (memory.vector_cache) catches up from the rows
+    the value, so that the SQLite vector cache (memory.search.vector_cache) catches up from the rows
     stamped above what it holds. PostgreSQL keeps no cache and reads none of it.
     """
     if not connection.in_atomic_block:

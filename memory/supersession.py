@@ -23,11 +23,11 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.selectors import student_get_visible
-from memory import fts
+from core.errors import Conflict, Forbidden, NotFound
 from memory.models import AIMemory, MemoryEmbedding, SupersessionReview
+from memory.search import fts
 from memory.selectors import memories_visible_to, memory_get
 from memory.services import student_revision_next
-from tutor.errors import Conflict, Forbidden, NotFound
 
 
 def _supersede_locked(older: AIMemory, newer: AIMemory, reason: str) -> AIMemory:

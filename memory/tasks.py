@@ -7,10 +7,11 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from core.retry import backoff_seconds
 from llm import gateway
-from memory import consolidation, embeddings, extraction, services
+from memory import consolidation, extraction, services
+from memory.search import embeddings
 from memory.selectors import memories_missing_embedding
-from tutor.retry import backoff_seconds
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import ngettext
 
-from tutor.errors import ApplicationError
-from tutor.throttles import SendRateThrottle
+from core.errors import ApplicationError
+from core.throttles import SendRateThrottle
 
 
 class MemoryWriteRateThrottle(SendRateThrottle):

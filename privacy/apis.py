@@ -14,12 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import User
+from core.api import StrictCharField
+from core.schema import ErrorEnvelope
 from privacy import services
 from privacy.export import export_filename, export_student_get, student_export
 from privacy.models import Erasure
 from privacy.serializers import ErasureOutput, ExportDocument
-from tutor.api import StrictCharField
-from tutor.schema import ErrorEnvelope
 
 # Under ASGI each hop to the request's thread carries about this much of the document.
 ASYNC_PIECE_BYTES = 64 * 1024

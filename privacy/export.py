@@ -26,12 +26,12 @@ from rest_framework.utils.encoders import JSONEncoder
 from accounts.models import User
 from accounts.selectors import student_get_visible
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
+from core.errors import NotFound
 from learning.models import Answer, Question, Quiz, SkillMastery, Task, TaskStatus
 from learning.serializers import QuizOutput
 from memory.models import AIMemory, SupersessionReview
 from privacy import serializers as out
 from privacy.models import EXPORT_PERMISSION
-from tutor.errors import NotFound
 
 CHUNK_SIZE = 500
 

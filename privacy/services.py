@@ -28,6 +28,7 @@ from rest_framework.authtoken.models import Token
 from accounts.models import Enrollment, User
 from conversations.files import file_storage
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
+from core.errors import Forbidden, NotFound
 from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from llm.models import LLMUsage
 from memory.models import (
@@ -40,12 +41,11 @@ from memory.models import (
 )
 from privacy.export import staff_with
 from privacy.models import ERASE_PERMISSION, Erasure
-from tutor.errors import Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
 
 REASON_MAX_CHARS = 1000
-# SQLite's full-text index of memories (memory.fts): a virtual table outside the ORM.
+# SQLite's full-text index of memories (memory.search.fts): a virtual table outside the ORM.
 SQLITE_FTS_TABLE = "memory_fts"
 
 

@@ -90,9 +90,7 @@ def start(data: Path, port: int) -> str:
         check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
     if not exists:
-        subprocess.run(
-            [_bin("createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, DATABASE], check=True
-        )
+        subprocess.run([_bin("createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, DATABASE], check=True)
     return f"postgres://{USER}@127.0.0.1:{port}/{DATABASE}"
 
 

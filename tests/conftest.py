@@ -67,7 +67,7 @@ def _fast_password_hashing(settings: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _default_language() -> Iterator[None]:
-    """Each test starts in the default language: a request activates its user's (tutor.auth) on
+    """Each test starts in the default language: a request activates its user's (core.auth) on
     the test's thread, and Django never switches back."""
     from django.utils import translation
 
@@ -156,8 +156,8 @@ def llm(llm_server: ScriptedLLM, settings: Any) -> Iterator[ScriptedLLM]:
 def _empty_vector_cache() -> Iterator[None]:
     """Each test starts with an empty per-process vector cache (a student id may come back in
     another test's rows on SQLite) and no cached query vector (an embedder may fail on purpose)."""
-    from memory.embeddings import query_cache
-    from memory.recall import vector_cache
+    from memory.search.embeddings import query_cache
+    from memory.search.recall import vector_cache
 
     vector_cache.clear()
     query_cache.clear()

@@ -26,6 +26,8 @@ import httptools
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from core.drain import DRAIN_RETRY_AFTER_SECONDS
+
 MAX_URL_BYTES = int(os.environ.get("WEB_MAX_URL_BYTES", "") or 16384)
 
 
@@ -33,7 +35,7 @@ logger = logging.getLogger("uvicorn.error")
 
 
 def _error(code: str, message: str, details: dict[str, Any] | None = None, retry_safe: bool = False) -> bytes:
-    # The envelope of tutor.errors.error_body, written here without Django (not loaded yet in
+    # The envelope of core.errors.error_body, written here without Django (not loaded yet in
     # the protocol) and in English (no user, no language is known yet).
     body = {"error": {"code": code, "message": message, "details": details or {}, "retry_safe": retry_safe}}
     return json.dumps(body).encode()
@@ -73,9 +75,6 @@ class HttpProtocol(HttpToolsProtocol):
 
 # --- Stopping -------------------------------------------------------------------------------------
 
-# How long a client refused during the drain should wait before retrying (through a load
-# balancer, its retry reaches another server at once).
-DRAIN_RETRY_AFTER_SECONDS = 2
 # The part of the graceful timeout kept, at most, for ending the turns still running and for
 # uvicorn's own shutdown.
 DRAIN_MARGIN_SECONDS = 5.0

@@ -8,7 +8,7 @@ import logging
 import time
 
 from llm import gateway
-from memory import embeddings
+from memory.search import embeddings
 
 logger = logging.getLogger("tutor.startup")
 

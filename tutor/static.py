@@ -9,12 +9,12 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, HttpRequest
 
-from tutor.errors import handler404
+from core.errors import handler404
 
 
 class StaticFilesHandler(ASGIStaticFilesHandler):
     """Django's static files handler, answering every path that names no file of the static
-    folders with the API's 404 in the error envelope (tutor.errors.handler404), DEBUG or not.
+    folders with the API's 404 in the error envelope (core.errors.handler404), DEBUG or not.
 
     Django's handler turns only Http404 into a response (with DEBUG, an HTML page): a `..`
     segment (`/static/%2e%2e/`) makes the finders raise SuspiciousFileOperation and a NUL byte

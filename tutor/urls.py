@@ -5,13 +5,13 @@ from drf_spectacular.views import SpectacularAPIView
 from accounts import apis as accounts
 from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
+from core.api import IdConverter
+from core.errors import unknown_api_url, unknown_url
 from learning import apis as learning
 from llm import apis as llm
 from memory import apis as memory
 from memory.language import user_language_change
 from privacy import apis as privacy
-from tutor.api import IdConverter
-from tutor.errors import unknown_api_url, unknown_url
 from web import views as web_views
 
 register_converter(IdConverter, "id")
@@ -91,7 +91,7 @@ urlpatterns = [
     re_path(r"^(?!admin/)", unknown_url),
 ]
 
-handler400 = "tutor.errors.handler400"
-handler403 = "tutor.errors.handler403"
-handler404 = "tutor.errors.handler404"
-handler500 = "tutor.errors.handler500"
+handler400 = "core.errors.handler400"
+handler403 = "core.errors.handler403"
+handler404 = "core.errors.handler404"
+handler500 = "core.errors.handler500"

@@ -27,7 +27,7 @@ from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
-from tutor.errors import error_body
+from core.errors import error_body
 
 # The site's entry points, by the name of the URL each one is served at.
 ENTRY_POINTS = {

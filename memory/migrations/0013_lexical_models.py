@@ -3,7 +3,7 @@
 The tables keep their names. Their rows move to the new tables, only those of active memories
 that still exist; the statistics are computed again from them; the old tables go. On SQLite,
 where FTS5 holds the index, a trigger removes a deleted memory's entry. Plain SQL only: this
-migration imports no code of the app, so it applies the same whatever memory.fts becomes.
+migration imports no code of the app, so it applies the same whatever memory.search.fts becomes.
 """
 
 import django.db.models.deletion

@@ -16,12 +16,12 @@ from django.test import Client
 from accounts.models import TUTOR_STAFF_GROUP, User
 from conversations.models import Message
 from conversations.services import conversation_create
+from core.errors import Forbidden
 from llm.models import LLMUsage
-from memory import fts
 from memory.models import AIMemory
+from memory.search import fts
 from memory.services import memory_archive_by_staff, teacher_note_create
 from tests.conftest import client_for, make_user
-from tutor.errors import Forbidden
 
 # (admin URL prefix, the key of the row in `rows`)
 MODELS = [
@@ -250,7 +250,7 @@ def test_the_archive_service_refuses_a_memory_outside_the_teachers_classes(rows,
     """The admin passes only rows in scope, and the service checks again: a teacher of another class,
     with the staff flag and the Tutor staff group, gets NotFound for alice's memory, which stays
     active; her own teacher archives it."""
-    from tutor.errors import NotFound
+    from core.errors import NotFound
 
     outsider = school["teacher_b"]
     outsider.is_staff = True

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from memory import fts
+from memory.search import fts
 from memory.services import memory_archive, student_memories_reindex
 from tests.conftest import Worker, wait_for
 from tests.memory.recall_helpers import note

@@ -16,8 +16,14 @@ from memory.models import AIMemory
 from memory.services import memory_note_save
 
 
-def note(student: Any, title: str, content: str, *, conversation: Conversation | None = None,
-         created_at: datetime | None = None) -> AIMemory:
+def note(
+    student: Any,
+    title: str,
+    content: str,
+    *,
+    conversation: Conversation | None = None,
+    created_at: datetime | None = None,
+) -> AIMemory:
     """A tutor note saved through memory_note_save (indexed like any memory)."""
     if conversation is None:
         conversation = Conversation.objects.create(student=student, subject="", last_activity_at=timezone.now())

@@ -11,9 +11,7 @@ from memory.apps import limit_blas_threads
 def _blas_threads() -> set[int]:
     """Thread counts of numpy's own BLAS (scipy, loaded by the local embedder, has its own)."""
     return {
-        info["num_threads"]
-        for info in threadpool_info()
-        if info["user_api"] == "blas" and "numpy" in info["filepath"]
+        info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas" and "numpy" in info["filepath"]
     }
 
 

@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 
 from llm.models import LLMUsage
-from memory import embeddings
 from memory.models import AIMemory, MemoryEmbedding
-from memory.recall import recall, vector_cache
+from memory.search import embeddings
+from memory.search.recall import recall, vector_cache
 from memory.services import memory_embeddings_write, memory_update, teacher_note_create
 from memory.tasks import memory_embed
 from tests.conftest import wait_for
@@ -152,8 +152,8 @@ def _same_vectors(cached, loaded):
 def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, openai_embedder):
     """Vectors are decoded once per student; after a new vector, an edit or an archive, the cache
     reads only what changed since its revision, and then holds what a whole load reads."""
+    from memory.search.vector_cache import load_vectors
     from memory.services import memory_archive
-    from memory.vector_cache import load_vectors
 
     alice, teacher = school["alice"], school["teacher_a"]
     sport, maths = _two_memories(alice)
@@ -190,7 +190,7 @@ def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, opena
 def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_back(school, openai_embedder):
     """An older memory re-embedded after an edit goes back to its place among the rows (ordered by
     id, sentence blocks included), as a whole load would put it."""
-    from memory.vector_cache import load_vectors
+    from memory.search.vector_cache import load_vectors
 
     alice = school["alice"]
     memories = [
@@ -212,7 +212,7 @@ def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_bac
 @pytest.mark.django_db(transaction=True)
 def test_vector_cache_reads_everything_when_most_memories_changed(school, openai_embedder, monkeypatch):
     """Past CATCH_UP_MAX_ROWS changed memories a catch-up is one whole read, with the same rows."""
-    from memory import vector_cache as recall_module
+    from memory.search import vector_cache as recall_module
 
     alice = school["alice"]
     memories = [note(alice, f"Topic {i} in the lesson", f"About topic {i}. Again {i}.") for i in range(5)]
@@ -235,7 +235,7 @@ def test_vector_cache_reads_everything_when_most_memories_changed(school, openai
 def test_vector_store_appends_in_place_once_per_state():
     """Two catch-ups from the same cached state: the first writes its rows after the last used
     one, the second must copy (None); what the base and the first result see never changes."""
-    from memory.vector_cache import StudentVectors, _starts, _Store
+    from memory.search.vector_cache import StudentVectors, _starts, _Store
 
     rng = np.random.default_rng(0)
 
@@ -273,7 +273,7 @@ def test_one_students_writes_commit_in_revision_order_and_the_cache_misses_none(
     student waits and takes the next one, a reader meanwhile sees the committed revision, and
     the cache, caught up afterwards, holds both memories (no late commit hides behind a newer
     revision, as one could behind a newer `updated_at`)."""
-    from memory.vector_cache import load_vectors
+    from memory.search.vector_cache import load_vectors
 
     alice = school["alice"]
     sport = note(alice, "Loves playing football every weekend", "Plays football with friends on Saturdays.")

@@ -16,8 +16,8 @@ import httpx2
 import numpy as np
 import pytest
 
-from memory import embeddings
 from memory.embeddings_server import MAX_INPUT_CHARS, MAX_INPUTS
+from memory.search import embeddings
 from tests.conftest import ROOT, free_port
 
 TEXTS = [

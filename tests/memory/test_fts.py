@@ -12,12 +12,12 @@ from django.db import connection
 from django.utils import timezone
 
 from conversations.models import Conversation
-from memory import fts
+from core.errors import Forbidden, NotFound
 from memory.models import AIMemory
-from memory.recall import recall
+from memory.search import fts
+from memory.search.recall import recall
 from memory.services import memory_archive, memory_summary_store, memory_update, teacher_note_create
 from tests.memory.recall_helpers import concurrent_notes, note
-from tutor.errors import Forbidden, NotFound
 
 
 def test_analysis_stems_and_folds_accents_in_french_and_english():
@@ -81,9 +81,7 @@ def test_edit_reindexes_the_memory(school):
     """After memory_update the old words no longer match and the new ones do."""
     alice = school["alice"]
     memory = note(alice, "Struggles with adding fractions today", "Mixed up unlike denominators twice.")
-    memory_update(
-        user=school["teacher_a"], memory_id=memory.pk, content="Now confident with percentages and ratios."
-    )
+    memory_update(user=school["teacher_a"], memory_id=memory.pk, content="Now confident with percentages and ratios.")
     assert _search(alice, "denominators") == []
     assert _search(alice, "percentages") == [memory.pk]
     memory.refresh_from_db()
@@ -120,8 +118,10 @@ def test_edit_and_archive_are_scoped(school):
 def test_teacher_note_is_indexed(school):
     """teacher_note_create indexes the note too."""
     memory = teacher_note_create(
-        teacher=school["teacher_a"], student_id=school["alice"].pk,
-        title="Needs extra time on reading tasks", content="Dyslexia support plan in place.",
+        teacher=school["teacher_a"],
+        student_id=school["alice"].pk,
+        title="Needs extra time on reading tasks",
+        content="Dyslexia support plan in place.",
     )
     assert _search(school["alice"], "dyslexia") == [memory.pk]
 
@@ -316,8 +316,14 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune
         extra = " practice" * (i % 4)
         note(alice, f"Lesson {i} on {topic}", f"The student worked on {topic} homework{extra}. Session {i}.")
     note(alice, "Dyslexia support plan in place", "Needs extra time; reading homework with a ruler.")
-    for query in ["dyslexia homework", "homework practice", "reading ruler homework student",
-                  "algebra practice session", "student homework", "zebra"]:
+    for query in [
+        "dyslexia homework",
+        "homework practice",
+        "reading ruler homework student",
+        "algebra practice session",
+        "student homework",
+        "zebra",
+    ]:
         expected = _reference_bm25(alice, query)[:5]
         found = fts.search(student_id=alice.pk, query=query, language="en", limit=5)
         if connection.vendor == "postgresql":
@@ -343,8 +349,9 @@ def test_one_scanned_term_skips_the_grouping_with_the_same_rows(school, monkeypa
     queries = ["dyslexia", "homework", "dyslexia homework practice", "dyslexia practice session", "zebra dyslexia"]
 
     def searches() -> list[list[tuple[int, float]]]:
-        return [fts.search(student_id=alice.pk, query=q, language="en", limit=limit)
-                for q in queries for limit in (3, 10)]
+        return [
+            fts.search(student_id=alice.pk, query=q, language="en", limit=limit) for q in queries for limit in (3, 10)
+        ]
 
     monkeypatch.setattr(fts, "PRUNE_COVER", 0)  # the rarest term alone is scanned
     fts.search_paths.clear()

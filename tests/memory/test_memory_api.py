@@ -27,8 +27,9 @@ def test_teacher_corrects_a_memory_and_search_follows(clients, school, openai_em
     alice, teacher = school["alice"], clients["teacher_a"]
     memory = note(alice, "Struggles with adding unlike fractions", "Mixed up the denominators twice.")
     memory_embed.run(memory.pk)
-    response = teacher.patch(_url(memory), {"content": "Now adds unlike fractions with a common multiple."},
-                             format="json")
+    response = teacher.patch(
+        _url(memory), {"content": "Now adds unlike fractions with a common multiple."}, format="json"
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["content"] == "Now adds unlike fractions with a common multiple."

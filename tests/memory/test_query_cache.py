@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from memory import embeddings
+from memory.search import embeddings
 
 
 class CountingEmbedder:

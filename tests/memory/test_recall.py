@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from conversations.models import Conversation
 from llm.tokens import count_tokens
-from memory import embeddings, fts
 from memory.block import (
     MEMORY_BLOCK_CLOSE,
     MEMORY_BLOCK_OPEN,
@@ -26,12 +25,13 @@ from memory.block import (
     memory_item,
 )
 from memory.budget import memory_block_tokens
-from memory.embeddings import query_cache
 from memory.models import AIMemory
-from memory.query_dates import Span, date_spans
-from memory.recall import RecallConfig, recall, related_ids, topic_query, topic_text
-from memory.recall.candidates import SemanticScores
-from memory.recall.fusion import fuse_ranks, fuse_scores
+from memory.search import embeddings, fts
+from memory.search.embeddings import query_cache
+from memory.search.query_dates import Span, date_spans
+from memory.search.recall import RecallConfig, recall, related_ids, topic_query, topic_text
+from memory.search.recall.candidates import SemanticScores
+from memory.search.recall.fusion import fuse_ranks, fuse_scores
 from memory.selectors import memories_for_turn
 from memory.services import memory_embeddings_write
 from tests.memory.recall_helpers import note
@@ -347,7 +347,7 @@ def test_the_ten_latest_memories_are_always_whole_in_the_prompt(school, settings
 
 def test_prompt_memories_fall_back_to_latest_when_recall_fails(school, settings, monkeypatch):
     """A failing recall is logged and the latest memories are used: the chat goes on."""
-    from memory import recall as recall_module
+    from memory.search import recall as recall_module
 
     alice = school["alice"]
     latest = note(alice, "Completed homework set number one", "Homework done on time.")

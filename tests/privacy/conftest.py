@@ -19,8 +19,8 @@ from accounts.models import Enrollment, User
 from conversations import files
 from conversations.models import ContextCheckpoint, ConversationFile, Message, ReplyMemory
 from learning.models import Quiz
-from memory import fts
 from memory.models import AIMemory, ConsolidationDecision, SupersessionReview
+from memory.search import fts
 from memory.services import memory_note_save, memory_summary_store, teacher_note_create
 from tests.conftest import client_for, make_user
 from tests.conversations.test_files import upload

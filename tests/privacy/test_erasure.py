@@ -18,8 +18,8 @@ from accounts.models import User
 from conversations.files import file_storage
 from conversations.models import Conversation, Message
 from llm.models import LLMUsage
-from memory import fts
 from memory.models import AIMemory
+from memory.search import fts
 from memory.services import memory_embeddings_write, teacher_note_create
 from privacy.models import Erasure
 from tests.conftest import client_for

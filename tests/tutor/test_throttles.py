@@ -15,9 +15,9 @@ import redis
 from django.contrib.auth.hashers import MD5PasswordHasher
 
 from conversations.models import Message
+from core.cache import counter_add, counter_get
 from tests.conftest import client_for, free_port, make_user
 from tests.conversations.test_turn import send, start
-from tutor.cache import counter_add, counter_get
 
 
 def login(client, username, password):
@@ -101,8 +101,8 @@ def use_cache(settings: Any, kind: str, tmp_path: Path) -> None:
     backends = {
         "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
         "files": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(tmp_path)},
-        "redis": {"BACKEND": "tutor.cache.RedisCache", "LOCATION": redis_location() if kind == "redis" else ""},
-        "down": {"BACKEND": "tutor.cache.RedisCache", "LOCATION": f"redis://127.0.0.1:{free_port()}/0"},
+        "redis": {"BACKEND": "core.cache.RedisCache", "LOCATION": redis_location() if kind == "redis" else ""},
+        "down": {"BACKEND": "core.cache.RedisCache", "LOCATION": f"redis://127.0.0.1:{free_port()}/0"},
     }
     settings.CACHES = {"default": {**backends[kind], "KEY_PREFIX": uuid.uuid4().hex}}
 

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "accounts",
     "llm",
     "conversations",
@@ -93,7 +94,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "tutor.errors.ErrorsAsJson",
+    "core.errors.ErrorsAsJson",
 ]
 
 ROOT_URLCONF = "tutor.urls"
@@ -161,19 +162,19 @@ STATIC_ROOT = VAR_DIR / "static"
 # The ASGI application serves /static/ itself (tutor.asgi); 0 when a proxy or CDN serves it.
 SERVE_STATIC = env_bool("SERVE_STATIC", True)
 
-# Threads per process that run the chat turn's database steps (tutor.db): as many as the
+# Threads per process that run the chat turn's database steps (core.db): as many as the
 # process may hold connections. 0: each request's own thread.
 DB_STEP_THREADS = env_int("DB_STEP_THREADS", env_int("DB_POOL_MAX_SIZE", 6))
 
 # --- Cache (throttles) --------------------------------------------------------------------------
 # Shared by every process: Redis when REDIS_URL is set, else files under var/ (the embedded default).
-# While Redis is unreachable, reads are misses and writes are dropped (tutor.cache): requests go
+# While Redis is unreachable, reads are misses and writes are dropped (core.cache): requests go
 # on, except sign-in, which is refused (503) while its attempts cannot be counted.
 CACHE_URL = env_str("CACHE_URL", env_str("REDIS_URL"))
 if CACHE_URL.startswith("redis"):
     CACHES = {
         "default": {
-            "BACKEND": "tutor.cache.RedisCache",
+            "BACKEND": "core.cache.RedisCache",
             "LOCATION": CACHE_URL,
             # An unreachable host costs a request this long, not the system's TCP timeout.
             "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
@@ -192,20 +193,20 @@ CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX")
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "tutor.auth.TokenAuthentication",
-        "tutor.auth.SessionAuthentication",
+        "core.auth.TokenAuthentication",
+        "core.auth.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "tutor.api.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.Pagination",
     "PAGE_SIZE": 20,
-    "EXCEPTION_HANDLER": "tutor.errors.exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["tutor.api.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "tutor.schema.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["core.api.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "core.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": [],
 }
-# JSON bodies nested deeper than this are refused with 400 (tutor.api.JSONParser).
+# JSON bodies nested deeper than this are refused with 400 (core.api.JSONParser).
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 32)
 
 # --- OpenAPI (drf-spectacular): /api/schema/, and /api/docs/ with assets served from here -------
@@ -223,12 +224,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # Rules between fields (`{}` refused by a PATCH, one of two fields...): tutor.api.BODY_RULES.
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "tutor.api.schema_body_rules"],
+    # Rules between fields (`{}` refused by a PATCH, one of two fields...): core.api.BODY_RULES.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.api.schema_body_rules"],
     # No validator badge: Swagger UI would send the schema's URL to validator.swagger.io.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "SCHEMA_PATH_PREFIX": "/api/v1",
-    # `<id:...>` in URLs (tutor.api.IdConverter): a positive 64-bit integer.
+    # `<id:...>` in URLs (core.api.IdConverter): a positive 64-bit integer.
     "PATH_CONVERTER_OVERRIDES": {
         "id": {"type": "integer", "format": "int64", "minimum": 1, "maximum": 9223372036854775807}
     },
@@ -281,9 +282,9 @@ CORS_ALLOW_CREDENTIALS = env_bool("CORS_ALLOW_CREDENTIALS", False)
 CORS_EXPOSE_HEADERS = ["Retry-After"]
 # Origins whose session-authenticated writes pass the CSRF check (defaults to the CORS origins).
 CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS", ",".join(CORS_ALLOWED_ORIGINS)).split(",") if o]
-CSRF_FAILURE_VIEW = "tutor.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "core.errors.csrf_failure"
 
-# Throttles (tutor.throttles), "<count>/<second|minute|hour|day>"; empty turns one off.
+# Throttles (core.throttles), "<count>/<second|minute|hour|day>"; empty turns one off.
 THROTTLE_SEND_RATE = env_str("THROTTLE_SEND_RATE", "30/minute")  # chat sends per user
 # Memory writes per user, the API's and the MCP tools' together (memory.throttles).
 THROTTLE_MEMORY_WRITE_RATE = env_str("THROTTLE_MEMORY_WRITE_RATE", "30/minute")
@@ -461,7 +462,7 @@ SUMMARY_SWEEP_AFTER_MINUTES = env_int("SUMMARY_SWEEP_AFTER_MINUTES", 15)
 # the broker was down) is re-enqueued by the next sweep (every minute).
 SUMMARY_UNSTARTED_AFTER_SECONDS = env_int("SUMMARY_UNSTARTED_AFTER_SECONDS", 60)
 SUMMARY_MAX_TRANSCRIPT_TOKENS = env_int("SUMMARY_MAX_TRANSCRIPT_TOKENS", 100_000)
-# --- Recall (memory.recall) -----------------------------------------------------------------------
+# --- Recall (memory.search.recall) -----------------------------------------------------------------------
 # Prompt: the MEMORY_LOAD_COUNT latest memories plus up to MEMORY_RELEVANT_COUNT recalled for the
 # student's message, deduplicated, within MEMORY_TOKEN_BUDGET tokens for the whole memory block.
 MEMORY_RELEVANT_COUNT = env_int("MEMORY_RELEVANT_COUNT", 10)
@@ -482,7 +483,7 @@ RECALL_SEMANTIC_WEIGHT = env_float("RECALL_SEMANTIC_WEIGHT", 1.0)
 # deviations; positive evidence counts in full. "inf" turns a floor off.
 RECALL_LEXICAL_FLOOR = env_float("RECALL_LEXICAL_FLOOR", 0.4)
 RECALL_SEMANTIC_FLOOR = env_float("RECALL_SEMANTIC_FLOOR", 0.3)
-# A query naming a date (memory.query_dates) adds DATE_WEIGHT * exp(-days outside / SCALE) to each
+# A query naming a date (memory.search.query_dates) adds DATE_WEIGHT * exp(-days outside / SCALE) to each
 # candidate (score fusion only; 0 turns it off); up to DATE_CANDIDATES memories of those dates
 # join the candidates.
 RECALL_DATE_WEIGHT = env_float("RECALL_DATE_WEIGHT", 3.0)
@@ -526,7 +527,7 @@ CELERY_BEAT_SCHEDULE["consolidate-memories"] = {
     "schedule": MEMORY_CONSOLIDATION_INTERVAL_HOURS * 3600,
 }
 
-# --- Embeddings (memory.embeddings) ----------------------------------------------------------------
+# --- Embeddings (memory.search.embeddings) ----------------------------------------------------------------
 # auto: the local model if requirements-embeddings.txt is installed, else none (lexical recall).
 EMBEDDINGS_BACKEND = env_str("EMBEDDINGS_BACKEND", "auto")
 EMBEDDINGS_BASE_URL = env_str("EMBEDDINGS_BASE_URL")  # openai backend; Ollama http://127.0.0.1:11434/v1
@@ -539,13 +540,13 @@ EMBEDDINGS_TIMEOUT_SECONDS = env_float("EMBEDDINGS_TIMEOUT_SECONDS", 5.0)
 EMBEDDINGS_LOCAL_THREADS = env_int("EMBEDDINGS_LOCAL_THREADS", 1)
 # openai backend: texts per request; a larger batch is sent as several requests.
 EMBEDDINGS_REQUEST_MAX_INPUTS = env_int("EMBEDDINGS_REQUEST_MAX_INPUTS", 128)
-# Recent query vectors each process keeps (memory.embeddings.embed_queries; 0 = off).
+# Recent query vectors each process keeps (memory.search.embeddings.embed_queries; 0 = off).
 EMBEDDINGS_QUERY_CACHE_SIZE = env_int("EMBEDDINGS_QUERY_CACHE_SIZE", 1024)
 EMBEDDINGS_BATCH_SIZE = env_int("EMBEDDINGS_BATCH_SIZE", 64)
 EMBEDDINGS_MAX_RETRIES = env_int("EMBEDDINGS_MAX_RETRIES", 5)
 EMBEDDINGS_RETRY_BACKOFF_SECONDS = env_float("EMBEDDINGS_RETRY_BACKOFF_SECONDS", 30.0)
 EMBEDDINGS_SWEEP_BATCH = env_int("EMBEDDINGS_SWEEP_BATCH", 500)
-# SQLite only (memory.vector_cache): the bytes of decoded vectors the process keeps, least
+# SQLite only (memory.search.vector_cache): the bytes of decoded vectors the process keeps, least
 # recently used student out. A 1,000-memory student takes about 13-16 MB with its sentences.
 # PostgreSQL ranks vectors in the database and keeps none in the process.
 EMBEDDINGS_CACHE_BYTES = env_int("EMBEDDINGS_CACHE_BYTES", 256 * 1024 * 1024)

@@ -15,8 +15,8 @@ import uvicorn
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory import embeddings
 from memory.embeddings_server import LIMIT_CONCURRENCY, EmbeddingsApp
+from memory.search import embeddings
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """Measure recall on a recall set (format: bench-data/README.md) through the product's own code.
 
 Each conversation's memories are loaded into a throwaway student (with their `created_at`),
-indexed and embedded like any memory, and each question is asked through `memory.recall.recall`.
+indexed and embedded like any memory, and each question is asked through `memory.search.recall.recall`.
 
 By default all of it happens in a throwaway database of the command's own, created and migrated
 when it starts and removed when it ends, even on an error or Ctrl-C: on SQLite a file in a
@@ -48,9 +48,9 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from accounts.models import User
 from llm.tokens import count_tokens
-from memory import embeddings, fts, recall
 from memory.management.progress import ProgressBar
 from memory.models import AIMemory
+from memory.search import embeddings, fts, recall
 from memory.services import memory_embeddings_write
 
 KS = (1, 3, 5, 10)
@@ -190,7 +190,7 @@ class Command(BaseCommand):
             "--variant",
             action="append",
             default=[],
-            help="an extra hybrid strategy, NAME:field=value,... (fields of memory.recall.RecallConfig)",
+            help="an extra hybrid strategy, NAME:field=value,... (fields of memory.search.recall.RecallConfig)",
         )
         parser.add_argument("--ablations", action="store_true", help="add the hybrid ablation variants")
         parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations")

@@ -14,9 +14,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
-from memory import embeddings
 from memory.management.progress import ProgressBar
 from memory.models import AIMemory, MemoryEmbedding
+from memory.search import embeddings
 from memory.selectors import memories_missing_embedding
 from memory.services import memory_embeddings_write
 

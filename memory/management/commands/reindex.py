@@ -30,9 +30,7 @@ class Command(BaseCommand):
             if missing := [pk for pk in ids if pk not in known]:
                 raise CommandError(f"no student with id {', '.join(map(str, missing))}")
         else:
-            ids = list(
-                AIMemory.objects.active().order_by("student_id").values_list("student_id", flat=True).distinct()
-            )
+            ids = list(AIMemory.objects.active().order_by("student_id").values_list("student_id", flat=True).distinct())
         total = 0
         for student_id in ids:
             count = student_memories_reindex(student_id=student_id, batch_size=options["batch_size"])

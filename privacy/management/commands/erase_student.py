@@ -15,10 +15,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import User
+from core.errors import ApplicationError
 from privacy.export import staff_with
 from privacy.models import ERASE_PERMISSION, Erasure
 from privacy.services import student_erase
-from tutor.errors import ApplicationError
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ per environment and in tests). A throttled request gets 429 in the error envelop
 `Retry-After`.
 
 - Chat sends per user (SendRateThrottle). A cache outage lets sends through: it is logged as
-  `cache_unavailable` (tutor.cache), never a failed request.
+  `cache_unavailable` (core.cache), never a failed request.
 - Sign-ins (LoginAttempt, used by accounts.backends for every way in), checked before any
   password is: LOGIN_ADDRESS_RATE attempts per client address, then the lockout of
   LOGIN_FAILURE_LIMIT failures per address and per username within LOGIN_FAILURE_WINDOW_SECONDS.
@@ -25,8 +25,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from rest_framework.throttling import UserRateThrottle
 
-from tutor.cache import CacheUnavailable, counter_add, counter_delete, counter_get
-from tutor.errors import ApplicationError, ServiceUnavailable
+from core.cache import CacheUnavailable, counter_add, counter_delete, counter_get
+from core.errors import ApplicationError, ServiceUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class SendRateThrottle(UserRateThrottle):
         return settings.THROTTLE_SEND_RATE or None
 
     def allow_request(self, request: Any, view: Any) -> bool:
-        # Redis outages are misses already (tutor.cache); this is the file cache failing (a full
+        # Redis outages are misses already (core.cache); this is the file cache failing (a full
         # or read-only disk). A send is never refused because its count could not be kept.
         try:
             return super().allow_request(request, view)

@@ -1,7 +1,7 @@
 """The OpenAPI schema's shared parts: the error envelope on every operation.
 
 Views declare their own request and success bodies with `extend_schema`; this AutoSchema adds
-the errors every operation can answer, all in the one envelope (tutor.errors), so that a
+the errors every operation can answer, all in the one envelope (core.errors), so that a
 generated client types them and the tests' schema check (tests/schema.py) accepts them.
 """
 
@@ -43,9 +43,9 @@ _WRITES = {
 
 
 class SessionScheme(BaseSessionScheme):
-    """The session (cookie `sessionid`, with `X-CSRFToken` on writes) of tutor.auth."""
+    """The session (cookie `sessionid`, with `X-CSRFToken` on writes) of core.auth."""
 
-    target_class = "tutor.auth.SessionAuthentication"
+    target_class = "core.auth.SessionAuthentication"
 
 
 class AutoSchema(openapi.AutoSchema):

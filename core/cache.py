@@ -12,7 +12,7 @@ unreachable host costs one request its connect timeout rather than every request
 Counters are the exception: `counter_add`, `counter_get` and `counter_delete` are atomic on every
 backend (one Lua script on Redis; a lock, held across processes for the file cache), and they
 raise `CacheUnavailable` rather than pretend, for the caller that must not go on without them:
-the login lockout (tutor.throttles).
+the login lockout (core.throttles).
 """
 
 from __future__ import annotations

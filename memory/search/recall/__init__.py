@@ -1,8 +1,8 @@
 """Recall: the student's active memories most relevant to a text, best first.
 
-Hybrid: lexical candidates (BM25, memory.fts) and semantic ones (memory vectors, with a topic
-signal) from memory.recall.candidates, fused by standardised scores (or ranks), with a date term
-and a relation bonus, by memory.recall.fusion; tuned by RecallConfig (memory.recall.config, from
+Hybrid: lexical candidates (BM25, memory.search.fts) and semantic ones (memory vectors, with a topic
+signal) from memory.search.recall.candidates, fused by standardised scores (or ranks), with a date term
+and a relation bonus, by memory.search.recall.fusion; tuned by RecallConfig (memory.search.recall.config, from
 the RECALL_* settings). docs/recall.md says how and why, with the figures.
 
 Contract:
@@ -28,12 +28,12 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
-from memory import embeddings, fts, query_dates
 from memory.models import AIMemory
-from memory.recall.candidates import SemanticScores, semantic_candidates, topic_query, topic_text
-from memory.recall.config import RecallConfig
-from memory.recall.fusion import Hit, decay_lexical, fuse_ranks, fuse_scores, related_ids, relation_bonus
-from memory.vector_cache import vector_cache
+from memory.search import embeddings, fts, query_dates
+from memory.search.recall.candidates import SemanticScores, semantic_candidates, topic_query, topic_text
+from memory.search.recall.config import RecallConfig
+from memory.search.recall.fusion import Hit, decay_lexical, fuse_ranks, fuse_scores, related_ids, relation_bonus
+from memory.search.vector_cache import vector_cache
 
 __all__ = [
     "STRATEGIES",

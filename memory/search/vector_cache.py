@@ -4,7 +4,7 @@ SQLite has no vector type: recall reads a student's float32 vectors (memory.fiel
 into a numpy matrix and ranks it in Python. Reading and copying them on every query costs far
 more than the dot product, so the single process of the embedded default keeps them, bounded
 in bytes (EMBEDDINGS_CACHE_BYTES). PostgreSQL never uses this: it ranks the vectors in the
-database (memory.vector_search) and no process holds a copy.
+database (memory.search.vector_search) and no process holds a copy.
 """
 
 from __future__ import annotations
@@ -91,7 +91,13 @@ class _Store:
         return store.vectors(version, n, s)
 
     def _write(
-        self, n: int, s: int, ids: np.ndarray, matrix: np.ndarray, created: np.ndarray, counts: np.ndarray,
+        self,
+        n: int,
+        s: int,
+        ids: np.ndarray,
+        matrix: np.ndarray,
+        created: np.ndarray,
+        counts: np.ndarray,
         sentences: np.ndarray,
     ) -> None:
         k = ids.shape[0]
@@ -102,8 +108,14 @@ class _Store:
 
     def vectors(self, version: int, n: int, s: int) -> StudentVectors:
         return StudentVectors(
-            version, self.ids[:n], self.matrix[:n], self.created[:n], self.sentences[:s], self.starts[:n],
-            self.counts[:n], self,
+            version,
+            self.ids[:n],
+            self.matrix[:n],
+            self.created[:n],
+            self.sentences[:s],
+            self.starts[:n],
+            self.counts[:n],
+            self,
         )
 
     def append(self, base: StudentVectors, fresh: StudentVectors) -> StudentVectors | None:
@@ -112,8 +124,10 @@ class _Store:
         n, s = base.ids.shape[0], base.sentence_matrix.shape[0]
         k, ks = fresh.ids.shape[0], fresh.sentence_matrix.shape[0]
         with self._lock:
-            if (self.rows, self.sentence_rows) != (n, s) or n + k > self.ids.shape[0] or (
-                s + ks > self.sentences.shape[0]
+            if (
+                (self.rows, self.sentence_rows) != (n, s)
+                or n + k > self.ids.shape[0]
+                or (s + ks > self.sentences.shape[0])
             ):
                 return None
             self.rows, self.sentence_rows = n + k, s + ks
@@ -207,8 +221,7 @@ class VectorCache:
 
 
 _VERSION_SQL = (
-    "SELECT COALESCE((SELECT revision FROM memory_studentmemoryrevision WHERE student_id = %(student)s), 0)"
-    " AS revision"
+    "SELECT COALESCE((SELECT revision FROM memory_studentmemoryrevision WHERE student_id = %(student)s), 0) AS revision"
 )
 
 _VECTOR_FIELDS = ("memory_id", "dim", "vector", "memory__created_at", "sentences", "sentence_vectors")

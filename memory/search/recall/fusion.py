@@ -11,10 +11,10 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from memory import query_dates
 from memory.models import AIMemory
-from memory.recall.candidates import SemanticScores, dated_candidates
-from memory.recall.config import RecallConfig, decay
+from memory.search import query_dates
+from memory.search.recall.candidates import SemanticScores, dated_candidates
+from memory.search.recall.config import RecallConfig, decay
 
 
 @dataclass(frozen=True)

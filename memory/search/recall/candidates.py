@@ -1,5 +1,5 @@
 """Recall's candidates: the semantic candidates and their scores (SemanticScores), the topic
-text, and the memories of the dates a query names. The lexical candidates are memory.fts."""
+text, and the memories of the dates a query names. The lexical candidates are memory.search.fts."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from memory import embeddings, fts, query_dates, vector_search
 from memory.models import AIMemory
-from memory.recall.config import RecallConfig, decay
-from memory.vector_cache import StudentVectors, vector_cache
+from memory.search import embeddings, fts, query_dates, vector_search
+from memory.search.recall.config import RecallConfig, decay
+from memory.search.vector_cache import StudentVectors, vector_cache
 
 logger = logging.getLogger(__name__)
 

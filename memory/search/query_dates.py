@@ -1,6 +1,6 @@
 """Explicit dates in a recall query ("on 3 June 2023", "in March 2024", "le 12 mars 2024").
 
-A student or a teacher who names a date is asking about what happened then; memory.recall turns
+A student or a teacher who names a date is asking about what happened then; memory.search.recall turns
 the spans found here into a signal on each candidate's `created_at` (RECALL_DATE_WEIGHT).
 
 Recognised, in the student's language (en or fr; month names and their usual abbreviations):
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
-from memory.fts import fold_accents
+from memory.search.fts import fold_accents
 
 _MONTHS = {
     "en": {

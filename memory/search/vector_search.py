@@ -8,7 +8,7 @@ no approximate index under a few tens of thousands of rows per student):
    joined to their memory, which must be active (the services delete an archived memory's
    vector, so this drops nothing but what was archived behind their back);
 2. those are scored by sentence too, and their score mixes both (RECALL_SENTENCE_MIX), as
-   memory.recall describes. A mixed score is never below the memory's whole-text score, so no
+   memory.search.recall describes. A mixed score is never below the memory's whole-text score, so no
    memory outside the shortlist could rank above the shortlist's top `depth`: the top is exact
    without mixing the rest;
 3. the optional time decay multiplies the score (applied to the shortlist: with a decay, a

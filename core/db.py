@@ -58,7 +58,7 @@ async def db_step(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R
     if pool is None:
         return await sync_to_async(run)()
     # Django's active language is per thread (asgiref.local), which a pool thread does not
-    # inherit: the step runs in the caller's, and one it activates (tutor.auth: the user's) comes
+    # inherit: the step runs in the caller's, and one it activates (core.auth: the user's) comes
     # back to the caller, as with sync_to_async; the messages and Content-Language follow it.
     language = translation.get_language()
 

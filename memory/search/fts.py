@@ -383,7 +383,7 @@ def _fts5_quote(term: str) -> str:
 # The student's statistics and those of the query's terms (parameters: student, terms): no row if
 # the student has nothing indexed, else (n_docs, total_len, term, df) per stored term, one
 # (n_docs, total_len, NULL, NULL) row if none of the terms is. Recall reads it inside a statement
-# of its own too (memory.recall.version_and_statistics).
+# of its own too (memory.search.recall.version_and_statistics).
 PG_STATS_SQL = """
 SELECT s.n_docs, s.total_len, t.term, t.df
 FROM memory_student_stats s

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class CoreConfig(AppConfig):
+    """What every app shares: errors, API helpers, database steps, auth, schema, throttles, cache."""
+
+    name = "core"
