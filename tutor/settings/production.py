@@ -7,8 +7,8 @@ from .base import DEV_SECRET_KEY, SECRET_KEY, env_bool, env_int
 
 if not SECRET_KEY or SECRET_KEY == DEV_SECRET_KEY:
     raise ImproperlyConfigured(
-        "DJANGO_SECRET_KEY must be set to a long random value in production "
-        "(python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+        "DJANGO_SECRET_KEY must be set to a long random value in production, or DJANGO_SECRET_KEY_FILE "
+        "name a file holding one (python -c 'import secrets; print(secrets.token_urlsafe(50))')."
     )
 
 DEBUG = False
@@ -17,5 +17,5 @@ SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
-SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 60)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 60, minimum=0)
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -11,13 +11,13 @@ import tempfile
 os.environ.setdefault("TUTOR_VAR_DIR", tempfile.mkdtemp(prefix="tutor-test-"))
 
 from .base import *  # noqa: F403
-from .base import env_int, env_str
+from .base import env_int, env_rate
 
 # Off here; a test turns one on with `settings`, or in the environment of a server it starts.
-THROTTLE_SEND_RATE = env_str("THROTTLE_SEND_RATE", "")
-THROTTLE_MEMORY_WRITE_RATE = env_str("THROTTLE_MEMORY_WRITE_RATE", "")
+THROTTLE_SEND_RATE = env_rate("THROTTLE_SEND_RATE", "")
+THROTTLE_MEMORY_WRITE_RATE = env_rate("THROTTLE_MEMORY_WRITE_RATE", "")
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 0)
-LOGIN_ADDRESS_RATE = env_str("LOGIN_ADDRESS_RATE", "")
+LOGIN_ADDRESS_RATE = env_rate("LOGIN_ADDRESS_RATE", "")
 # In-process tests share their transaction with the turn's steps, on the test's own thread; the
 # server started in a subprocess by the tests sets it as production does.
 DB_STEP_THREADS = env_int("DB_STEP_THREADS", 0)

@@ -1,0 +1,41 @@
+"""Celery: the broker (REDIS_URL, else a filesystem broker under var/ that needs no server) and task
+acknowledgement. The periodic tasks are declared by each app (core.background.periodic)."""
+
+from __future__ import annotations
+
+from .django import VAR_DIR
+from .env import env_int, env_str, env_url
+from .services import REDIS_URL
+
+# The filesystem broker's URL names a host, which it ignores: without one kombu warns at every
+# connection that it falls back to localhost.
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost/", host=False, secret=True)
+BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport: a broker that needs no server, for the embedded default.
+    for _folder in ("out", "processed", "control"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "out"),
+        "data_folder_out": str(BROKER_DIR / "out"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+elif CELERY_BROKER_URL.startswith("redis"):
+    # An unacknowledged task (worker killed mid-task) is redelivered after this many seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+# A task is acknowledged after it ran, so a worker that dies mid-task loses nothing; every
+# task is idempotent for that reason (see each task's docstring).
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A prefork pool process whose resident memory passed this many KiB is replaced after its task,
+# so that memory a task left behind goes back to the system (0: never). Well above what a pool
+# process holds with the local embedder loaded (docs/operations.md).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 1536 * 1024, minimum=0) or None
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "tutor")
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

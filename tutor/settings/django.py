@@ -1,0 +1,108 @@
+"""Django itself: paths, the secret key and debug, apps, middleware, templates, languages, static
+files, logging."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .env import env_bool, env_choice, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(env_str("TUTOR_VAR_DIR") or BASE_DIR / "var")
+# Runtime files (SQLite database, filesystem broker, beat schedule) live here.
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# The development key is public on purpose; production.py refuses to start with it.
+DEV_SECRET_KEY = "dev-insecure-key-do-not-use-in-production"  # noqa: S105
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", DEV_SECRET_KEY, secret=True)
+DEBUG = env_bool("DJANGO_DEBUG", True)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+# seed_demo writes demo accounts only where this is on (DEBUG by default).
+ALLOW_DEMO_DATA = env_bool("ALLOW_DEMO_DATA", DEBUG)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "corsheaders",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "core",
+    "accounts",
+    "llm",
+    "conversations",
+    "memory",
+    "learning",
+    "privacy",
+    "web",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy header (django-csp; CONTENT_SECURITY_POLICY in .security).
+    "csp.middleware.CSPMiddleware",
+    # Answers cross-origin preflights before authentication (CORS_* in .security).
+    "corsheaders.middleware.CorsMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Chooses the language of messages: the user's `language`, else Accept-Language (tutor.i18n).
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.errors.ErrorsAsJson",
+]
+
+ROOT_URLCONF = "tutor.urls"
+WSGI_APPLICATION = "tutor.wsgi.application"
+AUTH_USER_MODEL = "accounts.User"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+TIME_ZONE = "UTC"
+USE_I18N = True
+# The project's own French messages; Django's and DRF's ship with them.
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+# The ASGI application serves /static/ itself (tutor.asgi); 0 when a proxy or CDN serves it.
+SERVE_STATIC = env_bool("SERVE_STATIC", True)
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", _LOG_LEVELS)},
+    # httpx2 (the openai SDK's client) logs every request at INFO.
+    "loggers": {name: {"level": "WARNING"} for name in ("django.db.backends", "httpx2", "httpx")},
+}
