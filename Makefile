@@ -34,6 +34,7 @@ serve: install
 
 lint: install-dev
 	$(PY) -m ruff check .
+	$(PY) scripts/check_imports.py
 	$(PY) -m mypy .
 	$(PY) manage.py makemigrations --check --dry-run
 
