@@ -507,6 +507,7 @@ def seed_student(*, count: int, teacher: Any, classroom: Any, rng: random.Random
     # The full-text index is written by the memory services; bulk_create bypasses them, so the
     # bench indexes through the same code path, or lexical recall would search an empty index.
     from memory.search import fts
+    from memory.search.backend import search_backend
 
     created = AIMemory.objects.filter(student=student).values_list("pk", "title", "content")
     batch: list[Any] = []
@@ -517,9 +518,9 @@ def seed_student(*, count: int, teacher: Any, classroom: Any, rng: random.Random
             )
         )
         if len(batch) == 2000:
-            fts.memory_index(batch)
+            search_backend().index(batch)
             batch = []
-    fts.memory_index(batch)
+    search_backend().index(batch)
     return student
 
 

@@ -278,7 +278,8 @@ def seed(n_memories: int = 20) -> str:
 
     from accounts.models import User
     from memory.search import embeddings
-    from memory.services import memory_embeddings_write, teacher_note_create
+    from memory.services.embedding import memory_embeddings_write
+    from memory.services.notes import teacher_note_create
 
     call_command("migrate", verbosity=0)
     call_command("seed_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115

@@ -10,7 +10,7 @@ the same queries, with limit 50:
 - postings_full: BM25 summed over all the query terms' postings (no pruning);
 - postings_df_count: as postings_full but df counted from the postings instead of read from
   memory_term_stats;
-- postings_maxscore: memory.search.fts.search as shipped (MaxScore pruning, exact).
+- postings_maxscore: memory.search.postings.search as shipped (MaxScore pruning, exact).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
-from memory.search import fts  # noqa: E402
+from memory.search import fts, postings  # noqa: E402
 
 TSV_BM25 = """
 WITH m AS (
@@ -107,16 +107,16 @@ def main() -> None:
                 counted = dict(cursor.fetchall())
                 df_ms = (time.perf_counter() - t) * 1000
                 # The full BM25 over all postings: force the "no pruning" path.
-                saved = fts.PRUNE_THRESHOLD
-                fts.PRUNE_THRESHOLD = 0.0
+                saved = postings.PRUNE_THRESHOLD
+                postings.PRUNE_THRESHOLD = 0.0
                 t = time.perf_counter()
-                fts.search(student_id=student, query=q, language="en", limit=50)
+                postings.search(student_id=student, query=q, language="en", limit=50)
                 full_ms = (time.perf_counter() - t) * 1000
-                fts.PRUNE_THRESHOLD = saved
+                postings.PRUNE_THRESHOLD = saved
                 times["postings_full"].append(full_ms)
                 times["postings_df_count"].append(full_ms + df_ms if counted else full_ms)
                 t = time.perf_counter()
-                fts.search(student_id=student, query=q, language="en", limit=50)
+                postings.search(student_id=student, query=q, language="en", limit=50)
                 times["postings_maxscore"].append((time.perf_counter() - t) * 1000)
         for name, values in times.items():
             print(f"{name:20s} p50 {np.percentile(values, 50):7.2f} ms  p95 {np.percentile(values, 95):7.2f} ms")

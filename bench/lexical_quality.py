@@ -10,12 +10,12 @@ Each engine is one run of `manage.py recall_eval PATH --strategies lexical,hybri
 process and in the command's own throwaway database (created, migrated and dropped by it, so
 the configured database is never written), with only the lexical signal swapped:
 
-- `bm25`: `memory.search.fts` as shipped (postings, BM25, MaxScore pruning);
-- `ts_rank_cd[/N]`, `ts_rank[/N]`: `memory.search.fts.memory_index` / `memory_unindex` also maintain a
+- `bm25`: `memory.search.postings` as shipped (postings, BM25, MaxScore pruning);
+- `ts_rank_cd[/N]`, `ts_rank[/N]`: `PostgresSearch.index` / `unindex` (memory.search.postgres) also maintain a
   scratch table `scratch_tsv (memory_id, student_id, tsv, tsv_pg)` with GIN indexes on both
   tsvectors, created by a post_migrate handler in the throwaway database. `tsv` is `to_tsvector('simple', ...)` of the
   terms of `memory.search.fts.analyse` joined by spaces, so both engines see the same stemmed terms
-  (positions are those of the analysed terms, stop words left out). `memory.search.fts.search` becomes
+  (positions are those of the analysed terms, stop words left out). `PostgresSearch.lexical` becomes
   the student's memories with `tsv @@ to_tsquery('simple', 't1 | t2 | ...')`, ranked by
   `ts_rank_cd(tsv, query, N)` (or `ts_rank`; N the normalization, 0 by default), best first,
   ties by memory id as BM25's;
@@ -71,6 +71,7 @@ from django.db.models.signals import post_migrate  # noqa: E402
 from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
 from memory.models import AIMemory  # noqa: E402
 from memory.search import embeddings, fts, recall  # noqa: E402
+from memory.search.postgres import PostgresSearch  # noqa: E402
 
 KS = (1, 3, 5, 10)
 STRATEGIES = ("lexical", "hybrid")
@@ -119,9 +120,9 @@ def _create_scratch(sender: Any, app_config: Any = None, using: str = "default",
 
 
 def _tsv_index(original: Any) -> Any:
-    def memory_index(rows: Iterable[fts.IndexRow]) -> None:
+    def memory_index(self: PostgresSearch, rows: Iterable[fts.IndexRow]) -> None:
         rows = list(rows)
-        original(rows)  # the postings too: hybrid's topic signal reads their statistics
+        original(self, rows)  # the postings too: hybrid's topic signal reads their statistics
         if not rows:
             return
         with connection.cursor() as cursor:
@@ -145,9 +146,9 @@ def _tsv_index(original: Any) -> Any:
 
 
 def _tsv_unindex(original: Any) -> Any:
-    def memory_unindex(memory_ids: Iterable[int]) -> None:
+    def memory_unindex(self: PostgresSearch, memory_ids: Iterable[int]) -> None:
         ids = [int(pk) for pk in memory_ids]
-        original(ids)
+        original(self, ids)
         if ids:
             with connection.cursor() as cursor:
                 cursor.execute("DELETE FROM scratch_tsv WHERE memory_id = ANY(%s::bigint[])", [ids])
@@ -172,7 +173,7 @@ def _tsv_search(engine: Engine) -> Any:
     )
 
     def search(
-        *, student_id: int, query: str, language: str, limit: int, pg_stats_rows: Any = None
+        self: PostgresSearch, *, student_id: int, query: str, language: str, limit: int, statistics: Any = None
     ) -> list[tuple[int, float]]:
         terms = fts.query_terms(query, language)
         if not terms or limit <= 0:
@@ -215,16 +216,17 @@ class BatchMemo:
 
 @contextmanager
 def engine_patched(engine: Engine) -> Iterator[None]:
-    """memory.search.fts with `engine` as its lexical search, for the block (nothing for bm25)."""
+    """PostgreSQL's search (memory.search.postgres) with `engine` as its lexical search, for the
+    block (nothing for bm25)."""
     if engine.function is None:
         yield
         return
     post_migrate.connect(_create_scratch, dispatch_uid="bench.lexical_quality")
     try:
         with ExitStack() as stack:
-            stack.enter_context(mock.patch.object(fts, "memory_index", _tsv_index(fts.memory_index)))
-            stack.enter_context(mock.patch.object(fts, "memory_unindex", _tsv_unindex(fts.memory_unindex)))
-            stack.enter_context(mock.patch.object(fts, "search", _tsv_search(engine)))
+            stack.enter_context(mock.patch.object(PostgresSearch, "index", _tsv_index(PostgresSearch.index)))
+            stack.enter_context(mock.patch.object(PostgresSearch, "unindex", _tsv_unindex(PostgresSearch.unindex)))
+            stack.enter_context(mock.patch.object(PostgresSearch, "lexical", _tsv_search(engine)))
             yield
     finally:
         post_migrate.disconnect(dispatch_uid="bench.lexical_quality")

@@ -199,7 +199,7 @@ class Ours:
     def _load(self, conversation: dict[str, Any]) -> None:
         # As recall_eval loads a conversation: the rows, the full-text index, the vectors.
         from memory.management.commands.recall_eval import load_conversation
-        from memory.services import memory_embeddings_write
+        from memory.services.embedding import memory_embeddings_write
 
         student, memories = load_conversation(conversation, prefix="peers", language="en")
         self.students.append(student.pk)

@@ -16,7 +16,7 @@ from a tutoring vocabulary (a few hundred real words, then a long tail of names 
 words) with Zipf-like frequencies, stop words mixed in as in real text. Queries are 3-8 words
 from the same distribution. The memory rows are seeded with COPY and their vectors with a binary
 COPY into the pgvector columns (`vector`, `vector[]`); the full-text entries are built through
-`memory.search.fts.memory_index` (the write path of the services) in batches, then the tables are
+`search_backend().index` (memory.search.backend: the write path of the services) in batches, then the tables are
 vacuumed as autovacuum would. Vectors are random unit float32 vectors of MiniLM's size (384),
 one per memory and one per sentence: latency does not depend on what they mean, and embedding
 100,000 texts on a CPU takes hours.
@@ -24,7 +24,7 @@ one per memory and one per sentence: latency does not depend on what they mean, 
 Reported for each size (milliseconds, over the queries, without the query embedding):
 - recall: the whole hybrid recall; recall_without_topic: the same without the topic signal,
   the two alternating query by query;
-- lexical: `fts.search` alone; semantic: recall(strategy="semantic");
+- lexical: `search_backend().lexical` alone; semantic: recall(strategy="semantic");
 - steps: medians of recall's own timings (the query terms' statistics, the lexical statement,
   the vector statement, the fusion);
 - fresh process: a new Python process (django.setup(), then one connection) runs one hybrid
@@ -68,7 +68,8 @@ from django.utils import timezone  # noqa: E402
 from accounts.models import User  # noqa: E402
 from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
 from memory.models import AIMemory, MemoryEmbedding  # noqa: E402
-from memory.search import embeddings, fts, recall  # noqa: E402
+from memory.search import embeddings, fts, postings, recall  # noqa: E402
+from memory.search.backend import search_backend  # noqa: E402
 
 MODEL = "bench:random-384"
 DIM = 384
@@ -286,7 +287,7 @@ def populate(
     timings["copy_s"] = time.monotonic() - t
     t = time.monotonic()
     for start in range(0, n, INDEX_BATCH):
-        fts.memory_index(
+        search_backend().index(
             fts.IndexRow(pk, student.pk, fts.memory_text(title, content), "en")
             for pk, (title, content, _) in zip(
                 ids[start : start + INDEX_BATCH], texts[start : start + INDEX_BATCH], strict=True
@@ -319,7 +320,7 @@ def populate(
 def remove(student: User) -> None:
     ids = list(AIMemory.objects.filter(student=student).values_list("pk", flat=True))
     for start in range(0, len(ids), 10_000):
-        fts.memory_unindex(ids[start : start + 10_000])
+        search_backend().unindex(ids[start : start + 10_000])
     MemoryEmbedding.objects.filter(student=student).delete()
     AIMemory.objects.filter(student=student).delete()
     student.delete()
@@ -385,7 +386,7 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
     # Warm-up, then the measured runs.
     for q, qv in zip(queries[:5], qvecs[:5], strict=True):
         run(q, qv, "hybrid")
-    fts.search_paths.clear()
+    postings.search_paths.clear()
     embedder.topics = 0
     # Each query runs with the default config and without the topic signal, in alternating
     # order, so that the topic's cost is a ratio measured in the same run on the same student.
@@ -402,12 +403,12 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
                     values.append(result.timings.get(key, 0.0))
             else:
                 without_topic.append(result.search_ms)
-    paths = dict(fts.search_paths)
+    paths = dict(postings.search_paths)
     topics = embedder.topics
     lexical = []
     for q in queries:
         t = time.perf_counter()
-        fts.search(student_id=student.pk, query=q, language="en", limit=config.lexical_depth)
+        search_backend().lexical(student_id=student.pk, query=q, language="en", limit=config.lexical_depth)
         lexical.append((time.perf_counter() - t) * 1000)
     semantic = [run(q, qv, "semantic").search_ms for q, qv in zip(queries, qvecs, strict=True)]
     with vector_statements() as seen:

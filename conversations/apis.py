@@ -18,7 +18,6 @@ from rest_framework.views import APIView
 
 from conversations import files, selectors, services, streaming
 from conversations.serializers import (
-    TURN_EVENTS,
     ConversationDetailOutput,
     ConversationOutput,
     FileOutput,
@@ -26,6 +25,7 @@ from conversations.serializers import (
     MessagePage,
     ReplyMemoryOutput,
     TurnOutput,
+    turn_events,
 )
 from core.api import MAX_ID, Pagination, StrictCharField, query_params
 from core.db import db_step
@@ -131,7 +131,7 @@ class MessagesApi(APIView):
             (200, "text/event-stream"): OpenApiResponse(
                 PolymorphicProxySerializer(
                     component_name="TurnEvent",
-                    serializers=TURN_EVENTS,
+                    serializers=turn_events,
                     resource_type_field_name="event",
                 ),
                 description=(
@@ -171,7 +171,7 @@ class MessagesApi(APIView):
             "student_message": MessageOutput(feed.student_message).data,
             "reply": MessageOutput(feed.reply).data,
             "replayed": feed.replayed,
-            "quizzes": feed.quizzes,
+            "quizzes": feed.tool_data("quiz"),
         }
         return JsonResponse(body, status=201)
 

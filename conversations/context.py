@@ -23,15 +23,37 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class Compression:
+    """A summary to write before the history can be sent: the messages to fold into a new
+    checkpoint, and what the history's build needs once it is written (`context_compressed`)."""
+
+    conversation: Conversation
+    checkpoint: ContextCheckpoint | None  # the latest, whose summary is folded in
+    fold: list[tuple[int, str, str, int]]  # (seq, role, content, tokens), oldest first
+    max_words: int
+    upto_seq: int
+    fixed_tokens: int
+    threshold: int
+
+
+@dataclass(frozen=True)
 class Context:
     history: list[prompts.HistoryItem]
     checkpoint_summary: str | None
     checkpoint_covered: int
     omitted: int
+    # Set (and the rest empty) when `context_build(summarise=False)` needs a summary first.
+    compression: Compression | None = None
 
 
 def context_build(
-    *, conversation: Conversation, upto_seq: int, fixed_tokens: int, threshold: int, capacity: int
+    *,
+    conversation: Conversation,
+    upto_seq: int,
+    fixed_tokens: int,
+    threshold: int,
+    capacity: int,
+    summarise: bool = True,
 ) -> Context:
     """The history to send, compressed if the prompt would cross `threshold` tokens (the smaller
     of COMPRESSION_THRESHOLD_TOKENS and `capacity`, what the model's window leaves once the
@@ -39,9 +61,13 @@ def context_build(
 
     The decision uses the conversation's stored running totals and the latest checkpoint's
     stored counts: its cost does not grow with the conversation.
+
+    With `summarise=False` the summary model is not called here: when a summary is needed, the
+    Context returned holds only the `compression` to do; the caller writes its summary
+    (`compression_summary`, a slow call, outside any database step) and then builds the history
+    with `context_compressed`.
     """
     checkpoint = conversation.checkpoints.order_by("-covers_through_seq").first()
-    covered_seq = checkpoint.covers_through_seq if checkpoint else 0
     covered_tokens = checkpoint.covered_tokens if checkpoint else 0
     covered_messages = checkpoint.covered_messages if checkpoint else 0
     summary_tokens = checkpoint.summary_tokens if checkpoint else 0
@@ -54,14 +80,35 @@ def context_build(
         + live_messages * MESSAGE_OVERHEAD_TOKENS
     )
     if estimate > threshold:
-        new_checkpoint = _compress(
-            conversation=conversation, checkpoint=checkpoint, upto_seq=upto_seq, budget=capacity - fixed_tokens
+        job = _compression(
+            conversation=conversation,
+            checkpoint=checkpoint,
+            upto_seq=upto_seq,
+            budget=capacity - fixed_tokens,
+            fixed_tokens=fixed_tokens,
+            threshold=threshold,
         )
-        if new_checkpoint is not None:
-            checkpoint = new_checkpoint
-            covered_seq = checkpoint.covers_through_seq
-            summary_tokens = checkpoint.summary_tokens
+        if job is not None:
+            if not summarise:
+                return Context([], None, 0, 0, compression=job)
+            # The summary model may take seconds: no connection is held while it answers.
+            connection_release()
+            return context_compressed(job, compression_summary(job))
+    return _history(conversation, checkpoint, upto_seq=upto_seq, fixed_tokens=fixed_tokens, threshold=threshold)
 
+
+def _history(
+    conversation: Conversation,
+    checkpoint: ContextCheckpoint | None,
+    *,
+    upto_seq: int,
+    fixed_tokens: int,
+    threshold: int,
+) -> Context:
+    """The messages after `checkpoint` up to `upto_seq`, the oldest left out (with a marker)
+    while they do not fit."""
+    covered_seq = checkpoint.covers_through_seq if checkpoint else 0
+    summary_tokens = checkpoint.summary_tokens if checkpoint else 0
     rows = list(
         conversation.messages.filter(seq__gt=covered_seq, seq__lte=upto_seq)
         .order_by("seq")
@@ -85,16 +132,21 @@ def context_build(
     )
 
 
-def _compress(
-    *, conversation: Conversation, checkpoint: ContextCheckpoint | None, upto_seq: int, budget: int
-) -> ContextCheckpoint | None:
-    """Summarise everything but the latest messages into a new checkpoint.
+def _compression(
+    *,
+    conversation: Conversation,
+    checkpoint: ContextCheckpoint | None,
+    upto_seq: int,
+    budget: int,
+    fixed_tokens: int,
+    threshold: int,
+) -> Compression | None:
+    """What to summarise into a new checkpoint: everything but the latest messages, or None if
+    nothing is left to fold.
 
     The KEEP_RECENT_MESSAGES latest stay verbatim, or, on a small window, as many of the newest
     as fit in half of `budget` (the tokens the window leaves for the summary and the history)
-    once the summary's own length is set aside. The previous
-    checkpoint's summary is folded in. Returns None (and logs) if the summary call fails: the
-    caller then trims the history instead.
+    once the summary's own length is set aside. The previous checkpoint's summary is folded in.
     """
     covered_seq = checkpoint.covers_through_seq if checkpoint else 0
     rows = list(
@@ -108,21 +160,42 @@ def _compress(
     fold = rows[:-keep] if keep else rows
     if not fold:
         return None
-    # The summary model may take seconds: no connection is held while it answers.
-    connection_release()
+    return Compression(conversation, checkpoint, fold, max_words, upto_seq, fixed_tokens, threshold)
+
+
+def compression_summary(job: Compression) -> str | None:
+    """The summary of `job`'s messages (the summary model: up to its timeout per chunk), or None
+    (logged) if the call fails: the history is then trimmed instead. Call it outside any
+    database step (llm.offload)."""
+    checkpoint = job.checkpoint
     try:
-        summary = _summarise_for_compression(
-            conversation=conversation,
+        return _summarise_for_compression(
+            conversation=job.conversation,
             previous_summary=checkpoint.summary if checkpoint else None,
-            transcript=[prompts.HistoryItem(role=r, content=c) for _, r, c, _ in fold],
-            max_words=max_words,
+            transcript=[prompts.HistoryItem(role=r, content=c) for _, r, c, _ in job.fold],
+            max_words=job.max_words,
         )
     except gateway.LLMError as exc:
-        logger.error("conversation %s: context compression failed, trimming instead: %s", conversation.pk, exc)
+        logger.error("conversation %s: context compression failed, trimming instead: %s", job.conversation.pk, exc)
         return None
+
+
+def context_compressed(job: Compression, summary: str | None) -> Context:
+    """The history once `job`'s summary is written: stored as a new checkpoint (or, without a
+    summary, the history after the latest checkpoint, trimmed to fit)."""
+    checkpoint = job.checkpoint
+    if summary is not None:
+        checkpoint = _checkpoint_store(job, summary)
+    return _history(
+        job.conversation, checkpoint, upto_seq=job.upto_seq, fixed_tokens=job.fixed_tokens, threshold=job.threshold
+    )
+
+
+def _checkpoint_store(job: Compression, summary: str) -> ContextCheckpoint:
+    checkpoint, fold = job.checkpoint, job.fold
     covered_messages = (checkpoint.covered_messages if checkpoint else 0) + len(fold)
     new_checkpoint, _ = ContextCheckpoint.objects.get_or_create(
-        conversation=conversation,
+        conversation=job.conversation,
         covers_through_seq=fold[-1][0],
         defaults={
             "covered_messages": covered_messages,

@@ -30,7 +30,6 @@ import sys
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import partial
 from pathlib import PurePath
 from typing import Any
 
@@ -50,9 +49,10 @@ from rest_framework import status
 from conversations import pdf_text
 from conversations.models import Conversation, ConversationFile
 from conversations.selectors import conversation_get, require_student_owner
+from core import background
 from core.errors import ApplicationError, Conflict
 from memory.models import AIMemory
-from memory.services import memory_record_save
+from memory.services.records import memory_record_save
 
 logger = logging.getLogger(__name__)
 
@@ -310,7 +310,7 @@ def file_upload(*, conversation: Conversation, upload: UploadedFile | None) -> C
                 storage_name=storage_name,
                 extract_requested_at=now,
             )
-            transaction.on_commit(partial(_enqueue_extract, row.pk))
+            background.enqueue("conversations.tasks.file_extract", row.pk)
     except BaseException:
         _delete_quietly(storage, storage_name)
         raise
@@ -323,17 +323,6 @@ def _delete_quietly(storage: Storage, name: str) -> None:
         storage.delete(name)
     except Exception:
         logger.exception("could not delete the orphan upload %s", name)
-
-
-def _enqueue_extract(file_id: int) -> None:
-    # Imported here: the task module imports this one (its task calls `file_extract`).
-    from conversations.tasks import file_extract
-
-    # The row is committed as pending: if the broker is down, `files_sweep` enqueues it later.
-    try:
-        file_extract.delay(file_id)
-    except Exception:
-        logger.exception("could not enqueue the extraction of file %s; the sweep will retry", file_id)
 
 
 # --- Extraction -----------------------------------------------------------------------------------

@@ -96,6 +96,9 @@ class Message(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
+    # For tutor replies: the events its turn's tools sent the client that a replay of the turn
+    # sends again (llm.tools.ToolEvent.stored), in order: [{"event": name, "data": {...}}].
+    tool_events = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,62 +8,48 @@ messages) is one `<conversation_summary>` element of data (llm.untrusted).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm.tools import Tool, registered
 from llm.untrusted import neutralise, transcript_block, untrusted_element
 from memory.block import MemoryItem, memory_block
 
 _SYSTEM_PROMPT = (
     "You are a patient, encouraging tutor for a school student. Explain step by step, check "
     "understanding with short questions, give hints before answers, and adapt to the student's "
-    "level. Keep answers focused and age-appropriate. {language_line}\n"
-    "When you learn something about the student that will matter in later sessions (a "
-    "difficulty, a strength, a goal, a preference), call the save_memory tool with a short "
-    "title and a note. Do not save small talk.{learning_line}"
-)
-_LEARNING_LINE = (
-    " After working on a skill, you may check it with the create_quiz tool: the app shows the "
-    "quiz and grades it. When the student tells you how a homework task is going, call "
-    "update_task with the task's id from the learning record."
+    "level. Keep answers focused and age-appropriate. {language_line}"
 )
 
 # User.Language's codes, named in English: the prompt is written for the model, in English.
 LANGUAGE_NAMES = {"en": "English", "fr": "French"}
 
 
-def system_prompt(*, language: str = "", learning_tools: bool = True) -> str:
+def system_prompt(*, language: str = "", tools: Sequence[Tool] | None = None) -> str:
     """The tutor's instructions, naming the student's language (User.language) when it is known,
-    and the learning tools when they are offered."""
+    then, on a line of their own, the instructions of the offered `tools` in their order (every
+    registered tool when None)."""
     name = LANGUAGE_NAMES.get(language)
     if name is None:
         line = "Reply in the student's language."
     else:
         line = f"The student's language is {name} ({language}): reply in {name} unless they write in another language."
-    return _SYSTEM_PROMPT.format(language_line=line, learning_line=_LEARNING_LINE if learning_tools else "")
+    offered = registered() if tools is None else tools
+    instructions = " ".join(tool.instruction for tool in offered if tool.instruction)
+    return _SYSTEM_PROMPT.format(language_line=line) + ("\n" + instructions if instructions else "")
 
 
-SYSTEM_PROMPT = system_prompt()
+def _default_system_prompt() -> str:
+    return system_prompt()
 
-SAVE_MEMORY_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "save_memory",
-        "description": (
-            "Keep a note about the student for future conversations, e.g. 'Struggles with "
-            "fractions but strong in geometry'."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string", "description": "4 to 10 words."},
-                "content": {"type": "string", "description": "The note, at most 200 words."},
-            },
-            "required": ["title", "content"],
-            "additionalProperties": False,
-        },
-    },
-}
+
+def __getattr__(name: str) -> Any:
+    # SYSTEM_PROMPT: the instructions with no language named and every registered tool, built
+    # when read (the apps register their tools once they are ready, after this module loads).
+    if name == "SYSTEM_PROMPT":
+        return _default_system_prompt()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -106,14 +92,15 @@ def build_chat_messages(
     checkpoint_summary: str | None = None,
     checkpoint_covered: int = 0,
     omitted: int = 0,
-    system_prompt: str = SYSTEM_PROMPT,
+    system_prompt: str | None = None,
     learning_record: str = "",
     images: list[ImageItem] | None = None,
 ) -> list[dict[str, Any]]:
     """System prompt, then the memory block, then the learning record block (built, delimited and
     neutralised by learning.prompts), then the images the student attached (as image parts), then
     the (possibly compressed) history."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+    content = _default_system_prompt() if system_prompt is None else system_prompt
+    messages: list[dict[str, Any]] = [{"role": "system", "content": content}]
     block = memory_block(memories)
     if block:
         messages.append({"role": "system", "content": block})
@@ -121,6 +108,17 @@ def build_chat_messages(
         messages.append({"role": "system", "content": learning_record})
     if images:
         messages.append(images_message(images))
+    return messages + history_messages(
+        history, checkpoint_summary=checkpoint_summary, checkpoint_covered=checkpoint_covered, omitted=omitted
+    )
+
+
+def history_messages(
+    history: list[HistoryItem], *, checkpoint_summary: str | None = None, checkpoint_covered: int = 0, omitted: int = 0
+) -> list[dict[str, Any]]:
+    """The history's messages: the summary of its compressed part (as data), the marker of the
+    messages left out to fit, then the messages, the student's as `user`."""
+    messages: list[dict[str, Any]] = []
     if checkpoint_summary:
         messages.append({"role": "system", "content": checkpoint_message(checkpoint_summary, checkpoint_covered)})
     if omitted:

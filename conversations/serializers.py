@@ -10,7 +10,7 @@ from rest_framework import serializers
 from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
 from core.schema import ErrorEnvelope
 from learning.serializers import QuizOutput
-from memory.models import AIMemory
+from llm.tools import event_types
 from memory.serializers import MemoryOutput
 
 
@@ -50,13 +50,6 @@ class ConversationOutput(serializers.ModelSerializer[Conversation]):
         ]
         # Output only: every field is in every answer (required in the schema).
         read_only_fields = fields
-
-
-def memory_event(memory: AIMemory) -> dict[str, Any]:
-    """The data of the chat turn's `memory` event: the note the model just saved. Built in the
-    turn's event loop, so without a query: a note just saved replaces no memory."""
-    memory._prefetched_objects_cache = {"supersedes": AIMemory.objects.none()}  # type: ignore[attr-defined]
-    return dict(MemoryOutput(memory).data)
 
 
 class MessagePage(serializers.Serializer[None]):
@@ -115,19 +108,16 @@ def _event(name: str, data: Any, doc: str) -> type[serializers.Serializer[None]]
 
 MessageEvent = _event("message", MessageOutput(), "The stored student message (first).")
 DeltaEvent = _event("delta", DeltaData(), "A chunk of the reply as the model writes it.")
-MemoryEvent = _event("memory", MemoryOutput(), "A note the tutor saved with save_memory.")
-QuizEvent = _event("quiz", QuizOutput(), "A quiz the tutor created with create_quiz (questions, no answers).")
 DoneEvent = _event("done", DoneData(), "The stored reply (last, on success).")
 ErrorEvent = _event("error", ErrorEnvelope(), "The turn failed (last); see retry_safe.")
-# By event name: the schema's TurnEvent is discriminated by `event`.
-TURN_EVENTS: dict[str, type[serializers.Serializer[Any]] | serializers.Serializer[Any]] = {
-    "message": MessageEvent,
-    "delta": DeltaEvent,
-    "memory": MemoryEvent,
-    "quiz": QuizEvent,
-    "done": DoneEvent,
-    "error": ErrorEvent,
-}
+
+
+def turn_events() -> dict[str, serializers.Serializer[Any] | type[serializers.Serializer[Any]]]:
+    """The turn's events by name, for the schema's TurnEvent (discriminated by `event`): the
+    message, the deltas, the events the registered tools declare (llm.tools), done and error.
+    Called when the schema is generated, the apps' tools registered."""
+    tools = {t.name: _event(t.name, t.serializer, t.description) for t in event_types()}
+    return {"message": MessageEvent, "delta": DeltaEvent, **tools, "done": DoneEvent, "error": ErrorEvent}
 
 
 class FileOutput(serializers.ModelSerializer[ConversationFile]):

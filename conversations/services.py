@@ -6,7 +6,6 @@ conversations.streaming (the model, awaited without holding a thread or a connec
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -21,9 +20,8 @@ from accounts.models import User
 from conversations import streaming
 from conversations.models import Conversation, Message
 from conversations.selectors import conversation_get, require_student_owner
+from core import background
 from core.errors import Forbidden
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,10 +72,9 @@ def conversation_end(*, user: Any, conversation_id: Any) -> Conversation:
 def conversation_close(*, conversation_id: int) -> Conversation:
     """End a conversation (API or idle timeout) and enqueue its summary once committed.
 
-    Idempotent: ending an ended conversation changes nothing and enqueues nothing.
+    Idempotent: ending an ended conversation changes nothing and enqueues nothing. A broker
+    that is down leaves the summary pending, for `summaries_sweep`.
     """
-    from conversations.tasks import conversation_summarize
-
     with transaction.atomic():
         conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
         if conversation.is_ended:
@@ -92,16 +89,8 @@ def conversation_close(*, conversation_id: int) -> Conversation:
         )
         conversation.save(update_fields=["status", "ended_at", "summary_requested_at", "summary_status"])
         if has_student_message:
-            transaction.on_commit(lambda: _enqueue_summary(conversation_summarize, conversation_id))
+            background.enqueue("memory.tasks.conversation_summarize", conversation_id)
     return conversation
-
-
-def _enqueue_summary(task: Any, conversation_id: int) -> None:
-    # The conversation is committed as pending: if the broker is down the sweep picks it up.
-    try:
-        task.delay(conversation_id)
-    except Exception:
-        logger.exception("could not enqueue summary of conversation %s; the sweep will retry", conversation_id)
 
 
 def conversations_end_idle() -> int:

@@ -5,8 +5,9 @@ same message) and returns its `TurnFeed`: the events a client sees, in order:
 
     message  the stored student message            (first)
     delta    {"content": "..."}, a chunk of the reply as the model writes it
-    memory   a note the model saved with save_memory
-    quiz     a quiz the model created with create_quiz, as the student sees it (no answers)
+    <tool>   the events of the tools the model called (llm.tools.ToolEvent), e.g. `memory` (a
+             note saved with save_memory) and `quiz` (a quiz made with create_quiz, as the
+             student sees it); a replay sends again those the tools marked `stored`
     done     the stored tutor message, with "replayed"
     error    the error envelope, with retry_safe
 
@@ -34,15 +35,16 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import gettext
 
-from conversations import turns
+from conversations import prompting, turns
 from conversations.models import Message
-from conversations.serializers import MessageOutput, memory_event
+from conversations.serializers import MessageOutput
 from core.db import db_step
 from core.drain import DRAIN_RETRY_AFTER_SECONDS
 from core.errors import ApplicationError, ServiceUnavailable, error_body
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import message_tokens
+from llm.tools import ToolEvent
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +69,9 @@ class TurnFeed:
         self.error: ApplicationError | None = None
         self.student_message: Message | None = None
         self.reply: Message | None = None
-        self.quizzes: list[dict[str, Any]] = []
+        # The tools' events sent in this turn, and those of them a replay sends again.
+        self.tool_events: list[Event] = []
+        self.stored_events: list[Event] = []
         self._changed = asyncio.Event()
 
     def publish(self, event: str, data: dict[str, Any]) -> None:
@@ -102,11 +106,19 @@ class TurnFeed:
         self.student_message = student_message
         self.publish("message", dict(MessageOutput(student_message).data))
 
-    def add_quiz(self, quiz: dict[str, Any]) -> None:
-        """A quiz of this turn (its event data), shown once (a repeated call returns the stored quiz)."""
-        if all(known["id"] != quiz["id"] for known in self.quizzes):
-            self.quizzes.append(quiz)
-            self.publish("quiz", quiz)
+    def add_tool_event(self, event: ToolEvent) -> None:
+        """An event of one of this turn's tools, sent once: the same event again (a repeated
+        call the tool answered with what it made the first time) is not sent twice."""
+        item = (event.name, event.data)
+        if item not in self.tool_events:
+            self.tool_events.append(item)
+            if event.stored:
+                self.stored_events.append(item)
+            self.publish(event.name, event.data)
+
+    def tool_data(self, name: str) -> list[dict[str, Any]]:
+        """The data of this turn's tool events named `name`, in order."""
+        return [data for event, data in self.tool_events if event == name]
 
     def finish(self, reply: Message) -> None:
         self.reply = reply
@@ -124,8 +136,8 @@ class TurnFeed:
         feed = cls()
         feed.replayed = replayed
         feed.start(stored.student_message)
-        for quiz in stored.quizzes:
-            feed.add_quiz(quiz)
+        for name, data in stored.events:
+            feed.add_tool_event(ToolEvent(name, data))
         feed.publish("delta", {"content": stored.reply.content})
         feed.finish(stored.reply)
         return feed
@@ -171,6 +183,7 @@ async def _open(*, user: Any, conversation_id: Any, content: str, client_message
         if isinstance(outcome, turns.Replay):
             return TurnFeed.replay(outcome, replayed=not followed)
         if isinstance(outcome, turns.Claimed):
+            outcome = await prompting.turn_prompt(outcome)
             feed = TurnFeed()
             feed.start(outcome.student_message)
             key = (loop, outcome.student_message.pk)
@@ -224,6 +237,7 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
                 completion_tokens=completion_tokens,
                 model=model,
                 usage=usage,
+                events=feed.stored_events,
             )
         )
         # Shielded: a reply being stored is stored and shown, even if the server stops meanwhile.
@@ -320,7 +334,7 @@ async def turns_interrupt() -> int:
 
 
 async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage]) -> tuple[str, int, int, str]:
-    """Stream the model, running save_memory calls between rounds, until it answers with text."""
+    """Stream the model, running its tool calls between rounds, until it answers with text."""
     profile = gateway.chat_profile()
     messages = claim.messages
     prompt_tokens = completion_tokens = 0
@@ -340,7 +354,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
                 usage_sink=usage,
                 student_id=claim.student_id,
                 conversation_id=claim.conversation_id,
-                tools=claim.tools,
+                tools=turns.tool_schemas(claim.tools),
                 max_tokens=claim.max_tokens,
             )
         except gateway.LLMContextExceeded as exc:
@@ -350,8 +364,8 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
             # server named (or a smaller guess), compressing harder, and try once more.
             shortened = True
             sent = sum(message_tokens(m) for m in messages) + turns.tools_tokens(claim.tools)
-            claim = await db_step(
-                turns.turn_reprompt, claim=claim, sent_tokens=sent, window=exc.window, requested=exc.requested
+            claim = await prompting.turn_reprompt(
+                claim=claim, sent_tokens=sent, window=exc.window, requested=exc.requested
             )
             messages = claim.messages
             continue
@@ -366,12 +380,11 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
             student_id=claim.student_id,
             calls=result.tool_calls,
             message_id=claim.student_message.pk,
+            tools=claim.tools,
         )
         for outcome in outcomes:
-            if outcome.memory is not None:
-                feed.publish("memory", memory_event(outcome.memory))
-            if outcome.quiz is not None:
-                feed.add_quiz(outcome.quiz)
+            for event in outcome.result.events:
+                feed.add_tool_event(event)
         messages = [
             *messages,
             {
@@ -383,7 +396,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
                     for c in result.tool_calls
                 ],
             },
-            *({"role": "tool", "tool_call_id": o.call.id, "content": o.result} for o in outcomes),
+            *({"role": "tool", "tool_call_id": o.call.id, "content": o.result.text} for o in outcomes),
         ]
     raise gateway.LLMBadResponse("the model kept calling tools without answering")
 

@@ -34,7 +34,7 @@ from memory.prompts import (
     repair_messages,
     summary_messages,
 )
-from memory.services import memory_summary_store
+from memory.services.records import memory_summary_store
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from conversations import files, services, summaries
 from conversations.models import Conversation, ConversationFile
-from core.retry import backoff_seconds
+from core import background
 from llm.gateway import LLMError
 
 logger = logging.getLogger(__name__)
@@ -23,9 +23,12 @@ def conversations_end_idle() -> int:
 
 
 @shared_task(
+    base=background.Retrying,
     bind=True,
-    max_retries=None,
     acks_late=True,
+    autoretry_for=(files.StorageUnavailable, DatabaseError, InterfaceError),
+    max_tries_setting="FILES_EXTRACT_MAX_ATTEMPTS",
+    retry_backoff_setting="FILES_EXTRACT_RETRY_BACKOFF_SECONDS",
     # A backstop (prefork pool) above the reader's own limit, which holds in any pool: the
     # storage read and the database writes around it.
     soft_time_limit=settings.FILES_EXTRACT_TIME_LIMIT_SECONDS + 30,
@@ -37,13 +40,14 @@ def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
     Safe to run twice or to be redelivered: only a pending file is read, and its outcome is
     written by an update conditional on `status = pending`. A malformed or encrypted PDF is
     settled unreadable inside the extraction, never raised. The storage or the database down
-    for a moment retries with exponential backoff and jitter, up to FILES_EXTRACT_MAX_ATTEMPTS;
-    after that `files_sweep` sends the file again later, and each try counts: past the cap the
-    file is settled unreadable (`extraction_failed`), so a file that kills its worker is not
-    redelivered for ever. A PDF is read in a child process within bounds of decompressed bytes,
-    memory and time (`files._pdf_extract`): a file past them is settled unreadable (`too_large`,
-    `too_slow`), and the worker's memory is not touched by it. A try past Celery's time limit
-    (prefork pool; the storage or the database hanging) is settled `extraction_failed`.
+    for a moment is retried by Celery (`background.Retrying`: exponential backoff with jitter),
+    up to FILES_EXTRACT_MAX_ATTEMPTS tries; after that `files_sweep` sends the file again later,
+    and each try counts: past the cap the file is settled unreadable (`extraction_failed`), so a
+    file that kills its worker is not redelivered for ever. A PDF is read in a child process
+    within bounds of decompressed bytes, memory and time (`files._pdf_extract`): a file past
+    them is settled unreadable (`too_large`, `too_slow`), and the worker's memory is not touched
+    by it. A try past Celery's time limit (prefork pool; the storage or the database hanging) is
+    settled `extraction_failed`.
     """
     try:
         return files.file_extract(file_id=file_id)
@@ -56,15 +60,16 @@ def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
         )
         return files.file_extract_settle(file_id=file_id, extraction=unreadable)
     except (files.StorageUnavailable, DatabaseError, InterfaceError) as exc:
-        retries = self.request.retries
-        if retries + 1 >= settings.FILES_EXTRACT_MAX_ATTEMPTS:
-            logger.warning(
-                "file %s: extraction still failing after %s tries (%s); the sweep retries", file_id, retries + 1, exc
-            )
-            return "pending"
-        countdown = backoff_seconds(settings.FILES_EXTRACT_RETRY_BACKOFF_SECONDS, retries)
-        logger.info("file %s: extraction retry in %.1fs (%s)", file_id, countdown, exc)
-        raise self.retry(exc=exc, countdown=countdown) from exc
+        if not background.last_try(self):
+            logger.info("file %s: extraction retry in %.1fs (%s)", file_id, background.retry_countdown(self), exc)
+            raise
+        logger.warning(
+            "file %s: extraction still failing after %s tries (%s); the sweep retries",
+            file_id,
+            self.request.retries + 1,
+            exc,
+        )
+        return "pending"
 
 
 @shared_task(acks_late=True)
@@ -82,15 +87,25 @@ def files_sweep() -> int:
 
 
 # The summary tasks keep the names they had in memory.tasks: messages queued before they moved
-# here, and the beat schedule (CELERY_BEAT_SCHEDULE), still reach them.
-@shared_task(name="memory.tasks.conversation_summarize", bind=True, max_retries=None, acks_late=True)
+# here, and the beat schedule (conversations.apps), still reach them.
+@shared_task(
+    base=background.Retrying,
+    name="memory.tasks.conversation_summarize",
+    bind=True,
+    acks_late=True,
+    autoretry_for=(LLMError, DatabaseError, InterfaceError),
+    max_retries_setting="SUMMARY_MAX_RETRIES",
+    retry_backoff_setting="SUMMARY_RETRY_BACKOFF_SECONDS",
+)
 def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[no-untyped-def]
     """Write the summary memory of an ended conversation.
 
     Safe to run twice or to be redelivered: `conversation_summary_write` skips a conversation
     whose summary is settled, and a unique constraint allows one summary per conversation.
-    A conversation ended while a turn was in progress waits for that turn's reply. Errors retry
-    with exponential backoff and jitter, up to SUMMARY_MAX_RETRIES; after that:
+    A conversation ended while a turn was in progress waits for that turn's reply (a retry every
+    sixth of TURN_LEASE_SECONDS; past SUMMARY_MAX_RETRIES, `summaries_sweep` sends it again).
+    Errors are retried by Celery (`background.Retrying`: exponential backoff with jitter), up to
+    SUMMARY_MAX_RETRIES; after that:
     - a transient error (the model unreachable, the database restarting): a fallback memory is
       stored (so the student's conversation is never without one), the summary stays pending,
       and `summaries_sweep` enqueues it again later: a model's summary then replaces the
@@ -107,10 +122,15 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
     except summaries.TurnInProgress as exc:
         # The conversation ended mid-turn: the reply is stored when the turn finishes (or its
         # lease expires), and the summary is written after it.
+        if background.last_try(self):
+            logger.warning(
+                "summary: conversation %s: a turn is still in progress; the sweep will retry", conversation_id
+            )
+            return "pending"
         raise self.retry(exc=exc, countdown=max(1.0, settings.TURN_LEASE_SECONDS / 6)) from exc
     except (LLMError, DatabaseError, InterfaceError) as exc:
         retries = self.request.retries
-        last = retries >= settings.SUMMARY_MAX_RETRIES
+        last = background.last_try(self)
         permanent = summaries.is_permanent_database_error(exc)
         try:
             summaries.summary_attempt_failed(conversation_id=conversation_id, error=str(exc))
@@ -125,17 +145,17 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
                 summaries.summary_fallback_pending(conversation_id=conversation_id, error=str(exc))
         except (OperationalError, InterfaceError):
             logger.warning("summary: conversation %s: the database is down too", conversation_id)
-        if last:
-            logger.warning(
-                "summary: conversation %s still pending after %s tries (%s); fallback stored, the sweep will retry",
-                conversation_id,
-                retries + 1,
-                exc,
-            )
-            return "pending"
-        countdown = backoff_seconds(settings.SUMMARY_RETRY_BACKOFF_SECONDS, retries)
-        logger.info("summary: conversation %s retry in %.1fs (%s)", conversation_id, countdown, exc)
-        raise self.retry(exc=exc, countdown=countdown) from exc
+        if not last:
+            countdown = background.retry_countdown(self)
+            logger.info("summary: conversation %s retry in %.1fs (%s)", conversation_id, countdown, exc)
+            raise
+        logger.warning(
+            "summary: conversation %s still pending after %s tries (%s); fallback stored, the sweep will retry",
+            conversation_id,
+            retries + 1,
+            exc,
+        )
+        return "pending"
 
 
 @shared_task(name="memory.tasks.summaries_sweep", acks_late=True)

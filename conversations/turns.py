@@ -4,9 +4,10 @@ A turn (driven by conversations.streaming):
 1. `turn_begin` looks the conversation up through the scoping primitive first, so another
    user's request gets its 404 in the time of one query, whatever the owner is doing. Then one
    short transaction claims the conversation with a lease and stores the student's message
-   (idempotent on `client_message_id`), and commits. The prompt is built after the commit.
+   (idempotent on `client_message_id`), and commits. The prompt is built after the commit
+   (conversations.prompting: its blocks in `turn_prompt_draft`, its slow calls in between).
 2. The model is streamed with no connection checked out.
-3. `turn_tools_run` runs the model's tool calls (save_memory, create_quiz, update_task)
+3. `turn_tools_run` runs the model's tool calls (the tools the apps registered: llm.tools)
    between model rounds.
 4. `turn_finish` stores the reply with the turn's usage rows and releases the lease, in one
    transaction; `turn_abandon` stores the failed calls' usage and releases it.
@@ -28,30 +29,25 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F
-from django.utils import formats, timezone, translation
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from conversations import prompts
-from conversations.context import context_build
+from conversations.blocks import PROMPT_FILES
+from conversations.context import Context, context_build
 from conversations.files import PromptFile, files_for_prompt, image_data_url
 from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
 from conversations.selectors import conversation_get, require_student_owner
 from core.errors import ApplicationError, Conflict, ServiceUnavailable
-from learning.prompts import FileItem, learning_record_block
-from learning.selectors import learning_record_for, quizzes_of_turn
-from learning.serializers import quiz_event
-from learning.tools import LEARNING_TOOLS, TOOL_NAMES, learning_tool_run
-from llm import costs, gateway
+from learning.blocks import FILES
+from learning.prompts import FileItem
+from llm import costs, gateway, prompt_blocks
 from llm.models import LLMUsage
-from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens, message_tokens
-from memory.block import memory_item
-from memory.budget import memory_block_tokens
+from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
+from llm.tools import Tool, ToolContext, ToolResult, registered, tool_call_run
 from memory.models import AIMemory
-from memory.selectors import turn_memories
-from memory.services import memory_note_save
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +97,8 @@ class Replay:
 
     student_message: Message
     reply: Message
-    quizzes: list[dict[str, Any]] = field(default_factory=list)  # created in that turn, as quiz events
+    # The events of that turn's tools kept for a replay (ToolEvent.stored), in order: (name, data).
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -126,9 +123,11 @@ class Claimed:
     # The longest reply asked of the model: what the window keeps free for it.
     max_tokens: int | None = None
     # The tools offered to the model (turn_tools).
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[Tool] = field(default_factory=list)
     # The memories in the prompt, in block order, and why (the access log's rows: turn_finish).
     shown: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    # What the chat model's window leaves for the prompt (turn_limits), when claimed.
+    limits: Limits | None = None
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
@@ -159,7 +158,7 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
             raise ModelNotConfigured(
                 _(gateway.NOT_CONFIGURED_MESSAGE), details={"student_message_id": outcome.student_message.pk}
             )
-        return _with_prompt(outcome)
+        return replace(outcome, limits=turn_limits())
     except BaseException as exc:
         _release_quietly(conversation_id=outcome.conversation_id, token=outcome.token)
         if isinstance(exc, DATABASE_ERRORS):
@@ -198,7 +197,7 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
                 )
             reply = Message.objects.filter(reply_to=message).first()
             if reply is not None:
-                return Replay(message, reply, [quiz_event(q) for q in quizzes_of_turn(message_id=message.pk)])
+                return Replay(message, reply, [(e["event"], e["data"]) for e in reply.tool_events])
             if conversation.turn_in_progress(now):
                 return Busy(message if conversation.turn_message_id == message.pk else None)
             if conversation.is_ended:
@@ -229,10 +228,6 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
     return Claimed(conversation.pk, conversation.student_id, message, token, [], conversation)
 
 
-# The tools the tutor is offered: all of them, or save_memory alone on a window too small for
-# the learning tools' schemas (see `turn_tools`).
-TURN_TOOLS: list[dict[str, Any]] = [prompts.SAVE_MEMORY_TOOL, *LEARNING_TOOLS]
-SMALL_WINDOW_TOOLS: list[dict[str, Any]] = [prompts.SAVE_MEMORY_TOOL]
 # The tools' schemas take at most this share of the model's window.
 TOOLS_WINDOW_SHARE = 8
 
@@ -240,23 +235,27 @@ TOOLS_WINDOW_SHARE = 8
 _tools_tokens_cache: dict[tuple[str, tuple[str, ...]], int] = {}
 
 
-def tools_tokens(tools: list[dict[str, Any]]) -> int:
+def tools_tokens(tools: list[Tool]) -> int:
     """The tools' schemas as the product counts them (a server renders them into the prompt),
     counted once per chat model."""
-    key = (settings.LLM_MODEL, tuple(tool["function"]["name"] for tool in tools))
+    key = (settings.LLM_MODEL, tuple(tool.name for tool in tools))
     if key not in _tools_tokens_cache:
-        _tools_tokens_cache[key] = count_tokens(json.dumps(tools))
+        _tools_tokens_cache[key] = count_tokens(json.dumps(tool_schemas(tools)))
     return _tools_tokens_cache[key]
 
 
-def offers_learning_tools(tools: list[dict[str, Any]]) -> bool:
-    return any(tool["function"]["name"] in TOOL_NAMES for tool in tools)
+def tool_schemas(tools: list[Tool]) -> list[dict[str, Any]]:
+    """The tools as the model is offered them (OpenAI function definitions)."""
+    return [tool.schema for tool in tools]
 
 
-def turn_tools(window: int) -> list[dict[str, Any]]:
-    """The tools for a model of `window` tokens: the learning tools too when all the schemas take
-    at most 1/TOOLS_WINDOW_SHARE of it (8,192 tokens and up), else save_memory alone."""
-    return TURN_TOOLS if tools_tokens(TURN_TOOLS) * TOOLS_WINDOW_SHARE <= window else SMALL_WINDOW_TOOLS
+def turn_tools(window: int) -> list[Tool]:
+    """The tools for a model of `window` tokens, in registration order: every registered tool
+    when all their schemas take at most 1/TOOLS_WINDOW_SHARE of it, else the small_window ones."""
+    tools = registered()
+    if tools_tokens(tools) * TOOLS_WINDOW_SHARE <= window:
+        return tools
+    return [tool for tool in tools if tool.small_window]
 
 
 @dataclass(frozen=True)
@@ -267,17 +266,12 @@ class Limits:
     prompt: int  # the window less the reply's reserve
     fixed: int  # the system prompt and the tools' schemas
     stated: int  # the window as the server states it, for messages
-    tools: list[dict[str, Any]] = field(default_factory=list)  # offered to the model (turn_tools)
+    tools: list[Tool] = field(default_factory=list)  # offered to the model (turn_tools)
 
     @property
-    def memories(self) -> int:
-        # On a small window the memory block takes at most a third of what the prompt leaves.
-        return max(0, (self.prompt - self.fixed) // 3)
-
-    @property
-    def record(self) -> int:
-        # The learning record block: its own budget, at most a quarter of what the prompt leaves.
-        return max(0, min(settings.LEARNING_RECORD_TOKEN_BUDGET, (self.prompt - self.fixed) // 4))
+    def available(self) -> int:
+        # What the prompt blocks share (llm.prompt_blocks): the prompt less the fixed part.
+        return max(0, self.prompt - self.fixed)
 
     @property
     def message(self) -> int:
@@ -348,59 +342,84 @@ def message_append(
     return message
 
 
-def _with_prompt(claim: Claimed) -> Claimed:
-    """The prompt: the latest and the recalled memories, then the (compressed) history, all
-    within what the chat model's window leaves once its reply is reserved."""
-    conversation = claim.conversation or Conversation.objects.select_related("student").get(pk=claim.conversation_id)
-    student_message = claim.student_message
-    limits = turn_limits()
-    # The latest memories whole plus those recalled for this message within MEMORY_TOKEN_BUDGET;
-    # the latest alone if recall fails (memories_for_turn logs it and never raises for it).
-    shown = turn_memories(
+def prompt_turn(claim: Claimed) -> prompt_blocks.PromptTurn:
+    """What the prompt's blocks know of this turn (no database access: the claim has it all)."""
+    conversation, limits = claim.conversation, claim.limits
+    if conversation is None or limits is None:
+        raise ValueError("a claim from turn_begin or turn_reprompt (with its conversation and limits) is needed")
+    return prompt_blocks.PromptTurn(
         student_id=conversation.student_id,
-        message=student_message.content,
+        conversation_id=conversation.pk,
+        message=claim.student_message.content,
         language=conversation.student.language,
-        max_tokens=limits.memories,
+        available=limits.available,
+        tools=limits.tools,
     )
-    chosen = shown.memories
+
+
+def turn_system_prompt(*, language: str, tools: list[Tool]) -> str:
+    """The tutor's instructions for a student of `language` offered `tools` (the system block)."""
+    return prompts.system_prompt(language=language, tools=tools)
+
+
+@dataclass(frozen=True)
+class Draft:
+    allocation: prompt_blocks.Allocation  # every block but the history, built
+    context: Context  # the history, or the compression it needs first (context.Compression)
+
+
+def turn_prompt_draft(
+    *, claim: Claimed, turn: prompt_blocks.PromptTurn, blocks: list[prompt_blocks.PromptBlock]
+) -> Draft:
+    """The database step of the prompt (conversations.prompting): the conversation's files, the
+    blocks (after their `prepare`) within what the window leaves, then the history in what they
+    leave, or the compression it needs first (its summary is not written here)."""
+    conversation, limits = claim.conversation, claim.limits
+    assert conversation is not None and limits is not None
     files = files_for_prompt(conversation_id=conversation.pk, include_unready=True)
-    record = replace(learning_record_for(student_id=conversation.student_id), files=[_file_item(f) for f in files])
-    record_block = learning_record_block(record, budget_tokens=limits.record)
-    images = _images(files, budget=limits.record)
-    fixed_tokens = (
-        limits.fixed
-        + memory_block_tokens(chosen)
-        + (count_tokens(record_block) + MESSAGE_OVERHEAD_TOKENS if record_block else 0)
-        + (message_tokens(prompts.images_message(images)) if images else 0)
-    )
+    turn.data[FILES] = [_file_item(f) for f in files]
+    turn.data[PROMPT_FILES] = files
+    allocation = prompt_blocks.allocate(blocks, turn)
     context = context_build(
         conversation=conversation,
-        upto_seq=student_message.seq,
-        fixed_tokens=fixed_tokens,
+        upto_seq=claim.student_message.seq,
+        fixed_tokens=limits.fixed + allocation.used,
         threshold=min(settings.COMPRESSION_THRESHOLD_TOKENS, limits.prompt),
         capacity=limits.prompt,
+        summarise=False,
     )
-    messages = prompts.build_chat_messages(
-        system_prompt=prompts.system_prompt(
-            language=conversation.student.language, learning_tools=offers_learning_tools(limits.tools)
-        ),
-        memories=[memory_item(m) for m in chosen],
-        history=context.history,
-        checkpoint_summary=context.checkpoint_summary,
-        checkpoint_covered=context.checkpoint_covered,
-        omitted=context.omitted,
-        learning_record=record_block,
-        images=images,
-    )
-    return Claimed(
-        claim.conversation_id,
-        claim.student_id,
-        student_message,
-        claim.token,
-        messages,
+    return Draft(allocation, context)
+
+
+def prompt_claimed(
+    claim: Claimed,
+    turn: prompt_blocks.PromptTurn,
+    blocks: list[prompt_blocks.PromptBlock],
+    allocation: prompt_blocks.Allocation,
+) -> Claimed:
+    """The claim with its prompt: every block's messages in position order, the history's
+    (built from `turn.data[HISTORY]`) included."""
+    limits = claim.limits
+    assert limits is not None
+    parts = dict(allocation.parts)
+    for block in blocks:
+        if block.need(turn).remainder:
+            parts[block.name] = block.build(turn, allocation.remaining)
+    memories = parts.get("memories")
+    shown = memories.detail if memories is not None and memories.detail is not None else None
+    return replace(
+        claim,
+        messages=prompt_blocks.assemble(blocks, parts),
         max_tokens=limits.window - limits.prompt,
         tools=limits.tools,
-        shown=[(m.pk, shown.signals.get(m.pk, {})) for m in chosen],
+        shown=[(m.pk, shown.signals.get(m.pk, {})) for m in shown.memories] if shown is not None else [],
+    )
+
+
+def turn_database_unavailable(claim: Claimed) -> DatabaseUnavailable:
+    return DatabaseUnavailable(
+        _("The database became unavailable. Your message is saved; retrying with the same client_message_id is safe."),
+        details={"student_message_id": claim.student_message.pk},
     )
 
 
@@ -419,41 +438,39 @@ def _file_item(file: PromptFile) -> FileItem:
     return FileItem(id=file.id, name=file.name, kind=kind, pages=file.pages, text=file.text, note=note)
 
 
-def _images(files: list[PromptFile], *, budget: int) -> list[prompts.ImageItem]:
+def images_for_prompt(files: list[PromptFile], *, budget: int) -> tuple[list[prompts.ImageItem], int]:
     """The latest LLM_MAX_IMAGES ready images as data URLs, when the model accepts images, as
-    many as fit `budget` (LLM_IMAGE_TOKENS each). An image the storage cannot give is left out."""
+    many as fit `budget` (LLM_IMAGE_TOKENS each), and how many of those were left out. An image
+    the storage cannot give is left out."""
     if not settings.LLM_SUPPORTS_IMAGES:
-        return []
+        return [], 0
     ready = [f for f in files if f.is_image and f.status == ConversationFile.Status.READY][-settings.LLM_MAX_IMAGES :]
-    ready = ready[len(ready) - min(len(ready), budget // max(1, settings.LLM_IMAGE_TOKENS)) :]
+    fitting = ready[len(ready) - min(len(ready), budget // max(1, settings.LLM_IMAGE_TOKENS)) :]
     images = []
-    for file in ready:
+    for file in fitting:
         try:
             images.append(prompts.ImageItem(name=file.name, data_url=image_data_url(file)))
         except Exception:  # any storage backend's errors: the turn goes on without it
             logger.exception("file %s: image not read for the prompt", file.id)
-    return images
+    return images, len(ready) - len(images)
 
 
-_system_tokens_cache: dict[tuple[str, bool], int] = {}
+_system_tokens_cache: dict[tuple[str, tuple[str, ...]], int] = {}
 
 
-def _system_prompt_tokens(tools: list[dict[str, Any]]) -> int:
-    learning = offers_learning_tools(tools)
-    key = (settings.LLM_MODEL, learning)
+def _system_prompt_tokens(tools: list[Tool]) -> int:
+    key = (settings.LLM_MODEL, tuple(tool.name for tool in tools))
     if key not in _system_tokens_cache:
         # The longest of the prompts that name a language: the budget holds for every student.
-        system = max(
-            count_tokens(prompts.system_prompt(language=code, learning_tools=learning))
-            for code in prompts.LANGUAGE_NAMES
-        )
+        system = max(count_tokens(prompts.system_prompt(language=code, tools=tools)) for code in prompts.LANGUAGE_NAMES)
         _system_tokens_cache[key] = system + tools_tokens(tools) + MESSAGE_OVERHEAD_TOKENS
     return _system_tokens_cache[key]
 
 
 def turn_reprompt(*, claim: Claimed, sent_tokens: int, window: int | None, requested: int | None = None) -> Claimed:
-    """The prompt again, after the server refused it as longer than its window, compressed
-    harder. What is learned for the endpoint:
+    """The claim again, for a prompt rebuilt (conversations.prompting.turn_reprompt) after the
+    server refused the last one as longer than its window: the conversation read again and the
+    limits of the window learned. What is learned for the endpoint:
     - the window it named, and, when our count of what was sent (`sent_tokens`) is below the
       size the server gave (`requested`), or below the window itself, how many fewer tokens we
       count than it does (its tokenizer differs from ours);
@@ -473,7 +490,8 @@ def turn_reprompt(*, claim: Claimed, sent_tokens: int, window: int | None, reque
     except MessageTooLong as exc:
         exc.details["student_message_id"] = claim.student_message.pk
         raise
-    return _with_prompt(claim)
+    conversation = Conversation.objects.select_related("student").get(pk=claim.conversation_id)
+    return replace(claim, conversation=conversation, limits=turn_limits())
 
 
 def turn_renew(*, conversation_id: int, token: str) -> bool:
@@ -485,64 +503,40 @@ def turn_renew(*, conversation_id: int, token: str) -> bool:
 @dataclass(frozen=True)
 class ToolOutcome:
     call: gateway.ToolCall
-    result: str  # the tool's output, for the model
-    memory: AIMemory | None  # a note save_memory stored
-    quiz: dict[str, Any] | None = None  # a quiz create_quiz stored, as its event (the student's view)
+    result: ToolResult  # its text for the model, its events for the client
 
 
 def turn_tools_run(
-    *, conversation_id: int, student_id: int, calls: list[gateway.ToolCall], message_id: int | None = None
+    *,
+    conversation_id: int,
+    student_id: int,
+    calls: list[gateway.ToolCall],
+    message_id: int | None = None,
+    tools: list[Tool] | None = None,
 ) -> list[ToolOutcome]:
-    """Run the model's tool calls in the turn of the student message `message_id`; an invalid
-    call gets an error text for the model, never raises."""
+    """Run the model's tool calls in the turn of the student message `message_id`, among the
+    `tools` offered (every registered tool when None); an invalid call gets an error text for the
+    model, never raises (llm.tools.tool_call_run)."""
+    offered = registered() if tools is None else tools
+    context = ToolContext(student_id=student_id, conversation_id=conversation_id, message_id=message_id)
     return [
-        _tool_call_run(conversation_id=conversation_id, student_id=student_id, call=call, message_id=message_id)
+        ToolOutcome(call, tool_call_run(tools=offered, context=context, name=call.name, arguments=call.arguments))
         for call in calls
     ]
 
 
-def _tool_call_run(
-    *, conversation_id: int, student_id: int, call: gateway.ToolCall, message_id: int | None
-) -> ToolOutcome:
-    if call.name in TOOL_NAMES:
-        run = learning_tool_run(
-            name=call.name,
-            arguments=call.arguments,
-            student_id=student_id,
-            conversation_id=conversation_id,
-            message_id=message_id,
-        )
-        return ToolOutcome(call, run.result, None, quiz_event(run.quiz) if run.quiz is not None else None)
-    if call.name != "save_memory":
-        names = ", ".join(tool["function"]["name"] for tool in TURN_TOOLS)
-        return ToolOutcome(call, f"Error: unknown tool {call.name!r}. The tools are: {names}.", None)
-    try:
-        # strict=False: llama-cpp-python's grammar lets a raw newline into a JSON string.
-        args = json.loads(call.arguments or "{}", strict=False)
-    except json.JSONDecodeError:
-        args = None
-    if not isinstance(args, dict):
-        return ToolOutcome(call, 'Error: arguments must be a JSON object {"title": ..., "content": ...}.', None)
-    try:
-        # The model reads the error: in English whatever the student's language (not translated).
-        with translation.override("en"):
-            memory, created = memory_note_save(
-                student_id=student_id,
-                conversation_id=conversation_id,
-                title=args.get("title"),
-                content=args.get("content"),
-            )
-    except ValidationError as exc:
-        return ToolOutcome(call, "Error: memory not saved. " + " ".join(exc.messages), None)
-    if created:
-        return ToolOutcome(call, f"Saved memory {memory.pk}: {memory.title}", memory)
-    return ToolOutcome(call, f"Already saved as memory {memory.pk}.", None)
-
-
 def turn_finish(
-    *, claim: Claimed, content: str, prompt_tokens: int, completion_tokens: int, model: str, usage: list[LLMUsage]
+    *,
+    claim: Claimed,
+    content: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    model: str,
+    usage: list[LLMUsage],
+    events: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> Message:
     """Store the reply with the turn's usage rows and release the lease, in one transaction.
+    `events`: its tools' events a replay gives back (ToolEvent.stored), (name, data) in order.
 
     The reply is stored even if the conversation was ended meanwhile (its summary waits for the
     lease, see conversations.summaries) or the lease expired and was taken over: a reply is never
@@ -562,6 +556,7 @@ def turn_finish(
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 model=model,
+                tool_events=[{"event": name, "data": data} for name, data in events or []],
                 conversation_fields=lambda _: RELEASED if ours else {},
             )
             _access_log_append(reply, claim.shown)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -23,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.selectors import student_get_visible
+from core import background
 from core.errors import Conflict, Forbidden
 from learning import grading, mastery
 from learning.models import Answer, Question, Quiz, QuizAttempt, SkillMastery, Task, TaskStatus
@@ -35,9 +35,7 @@ from learning.validation import (
     validate_task_text,
 )
 from memory.models import AIMemory
-from memory.services import approaches_outcome_record, memory_record_save
-
-logger = logging.getLogger(__name__)
+from memory.services.records import approaches_outcome_record, memory_record_save
 
 # A quiz with at least this share of right answers counts as a success for the approaches used before it.
 QUIZ_PASS_SHARE = 0.6
@@ -179,21 +177,10 @@ def _attempt_create(quiz: Quiz, *, client_attempt_id: str, answers: list[dict[st
     if any(row.result == Answer.Result.PENDING for row in rows):
         quiz.status = Quiz.Status.GRADING
         quiz.save(update_fields=["status"])
-        attempt_id = attempt.pk
-        transaction.on_commit(lambda: _enqueue_grading(attempt_id))
+        # The answers are committed as pending: a broker that is down leaves them to `grading_sweep`.
+        background.enqueue("learning.tasks.quiz_attempt_grade", attempt.pk)
     else:
         _quiz_settle(quiz, attempt, now)
-
-
-def _enqueue_grading(attempt_id: int) -> None:
-    # tasks.py imports this module (its task delegates here): imported when enqueueing.
-    from learning.tasks import quiz_attempt_grade
-
-    # The answers are committed as pending: if the broker is down, `grading_sweep` enqueues them.
-    try:
-        quiz_attempt_grade.delay(attempt_id)
-    except Exception:
-        logger.exception("could not enqueue the grading of attempt %s; the sweep will retry", attempt_id)
 
 
 def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:

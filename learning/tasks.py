@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from core.retry import backoff_seconds
+from core import background
 from learning import model_grading
 from learning.models import Quiz, QuizAttempt
 from llm.gateway import LLMError, LLMNotConfigured
@@ -16,17 +16,24 @@ from llm.gateway import LLMError, LLMNotConfigured
 logger = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, max_retries=None, acks_late=True)
+@shared_task(
+    base=background.Retrying,
+    bind=True,
+    acks_late=True,
+    autoretry_for=(LLMError, OperationalError, InterfaceError),
+    max_retries_setting="GRADING_MAX_RETRIES",
+    retry_backoff_setting="GRADING_RETRY_BACKOFF_SECONDS",
+)
 def quiz_attempt_grade(self, attempt_id: int) -> int:  # type: ignore[no-untyped-def]
     """Grade an attempt's pending short-text answers with the model.
 
     Safe to run twice or to be redelivered: only answers still pending are sent to the model, and
     `answer_grade_store` stores a verdict only on a pending answer, under the quiz's lock, so an
     answer is graded once and the quiz settled (score, mastery) once. Transient errors (the model
-    unreachable, an answer that is not a verdict, the database restarting) retry with
-    exponential backoff and jitter up to GRADING_MAX_RETRIES; after that the answers still
-    pending are stored as ungraded. An unconfigured model is not retried: `grading_sweep`
-    enqueues the attempt again later.
+    unreachable, an answer that is not a verdict, the database restarting) are retried by Celery
+    (`background.Retrying`: exponential backoff with jitter) up to GRADING_MAX_RETRIES; after
+    that the answers still pending are stored as ungraded. An unconfigured model is not retried:
+    `grading_sweep` enqueues the attempt again later.
     """
     try:
         return model_grading.attempt_grade_pending(attempt_id=attempt_id)
@@ -34,16 +41,18 @@ def quiz_attempt_grade(self, attempt_id: int) -> int:  # type: ignore[no-untyped
         logger.warning("grading: attempt %s waits for a model to be configured (the sweep retries)", attempt_id)
         return 0
     except (LLMError, OperationalError, InterfaceError) as exc:
-        retries = self.request.retries
-        if retries >= settings.GRADING_MAX_RETRIES:
-            count = model_grading.attempt_grading_abandon(attempt_id=attempt_id)
-            logger.error(
-                "grading: attempt %s gave up after %s tries (%s); %s ungraded", attempt_id, retries + 1, exc, count
-            )
-            return 0
-        countdown = backoff_seconds(settings.GRADING_RETRY_BACKOFF_SECONDS, retries)
-        logger.info("grading: attempt %s retry in %.1fs (%s)", attempt_id, countdown, exc)
-        raise self.retry(exc=exc, countdown=countdown) from exc
+        if not background.last_try(self):
+            logger.info("grading: attempt %s retry in %.1fs (%s)", attempt_id, background.retry_countdown(self), exc)
+            raise
+        count = model_grading.attempt_grading_abandon(attempt_id=attempt_id)
+        logger.error(
+            "grading: attempt %s gave up after %s tries (%s); %s ungraded",
+            attempt_id,
+            self.request.retries + 1,
+            exc,
+            count,
+        )
+        return 0
 
 
 @shared_task(acks_late=True)

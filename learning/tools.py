@@ -1,22 +1,18 @@
-"""The tutor's learning tools: their definitions for the model, and one entry point for the chat
-turn to run a call.
+"""The tutor's learning tools, create_quiz and update_task, as plug-ins (llm.tools).
 
-The chat turn offers `LEARNING_TOOLS` beside save_memory and, for a call whose name is in
-`TOOL_NAMES`, calls `learning_tool_run`, sends `result` back to the model as the tool's output
-and shows `quiz` (if any) to the student, serialised by learning.serializers.quiz_event.
+Registered by learning's AppConfig.ready(), after save_memory; offered only on a window large
+enough for every tool's schema. A quiz created is sent to the client as a `quiz` event (the
+student's view, learning.serializers.quiz_event), kept with the reply for a replayed turn.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.utils import translation
-
 from learning import services
 from learning.models import MAX_QUESTIONS, Quiz, TaskStatus
+from learning.serializers import QuizOutput, quiz_event
 from learning.validation import (
     ANSWER_MAX_CHARS,
     CHOICES_MAX,
@@ -24,6 +20,7 @@ from learning.validation import (
     REASON_MAX_CHARS,
     SKILL_MAX_WORDS,
 )
+from llm.tools import Tool, ToolContext, ToolEvent, ToolEventType, ToolResult, tool_call_run
 
 CREATE_QUIZ_TOOL: dict[str, Any] = {
     "type": "function",
@@ -90,6 +87,45 @@ LEARNING_TOOLS: list[dict[str, Any]] = [CREATE_QUIZ_TOOL, UPDATE_TASK_TOOL]
 TOOL_NAMES = frozenset(tool["function"]["name"] for tool in LEARNING_TOOLS)
 
 
+class CreateQuiz(Tool):
+    name = "create_quiz"
+    schema = CREATE_QUIZ_TOOL
+    instruction = (
+        "After working on a skill, you may check it with the create_quiz tool: the app shows the quiz and grades it."
+    )
+    event_types = (
+        ToolEventType("quiz", QuizOutput(), "A quiz the tutor created with create_quiz (questions, no answers)."),
+    )
+
+    def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        """Store the quiz, linked to the turn's student message (services.quiz_create_from_tool:
+        its ValidationError, a cap reached included, reaches the model)."""
+        quiz = services.quiz_create_from_tool(
+            student_id=context.student_id,
+            conversation_id=context.conversation_id,
+            arguments=arguments,
+            message_id=context.message_id,
+        )
+        return ToolResult(quiz_tool_result(quiz), [ToolEvent("quiz", quiz_event(quiz))], value=quiz)
+
+
+class UpdateTask(Tool):
+    name = "update_task"
+    schema = UPDATE_TASK_TOOL
+    instruction = (
+        "When the student tells you how a homework task is going, call update_task with the task's "
+        "id from the learning record."
+    )
+
+    def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        status = services.task_update_from_tool(student_id=context.student_id, arguments=arguments)
+        return ToolResult(task_tool_result(status), value=status)
+
+
+# Registered by learning's AppConfig.ready(), in this order.
+LEARNING: tuple[Tool, ...] = (CreateQuiz(), UpdateTask())
+
+
 @dataclass(frozen=True)
 class ToolRun:
     result: str  # the tool's output, for the model
@@ -100,31 +136,28 @@ class ToolRun:
 def learning_tool_run(
     *, name: str, arguments: str, student_id: int, conversation_id: int, message_id: int | None = None
 ) -> ToolRun:
-    """Run one create_quiz or update_task call of the model for the conversation's student, in
-    the turn of the student message `message_id` (the quiz is linked to it).
+    """Run one create_quiz or update_task call as the chat turn runs a call (llm.tools.tool_call_run,
+    among the learning tools alone), for the conversation's student, in the turn of the student
+    message `message_id` (the quiz is linked to it).
 
-    Never raises for a bad call: invalid JSON, invalid arguments or a reached cap come back as
-    an error text for the model (in English, whatever the student's language), which it can
-    correct. A name outside TOOL_NAMES is the caller's mistake (ValueError).
+    Never raises for a bad call: invalid JSON, invalid arguments or a reached cap come back as an
+    error text for the model (in English), which it can correct. A name outside TOOL_NAMES is the
+    caller's mistake (ValueError).
     """
     if name not in TOOL_NAMES:
         raise ValueError(f"not a learning tool: {name!r}")
-    try:
-        # strict=False: llama-cpp-python's grammar lets a raw newline into a JSON string.
-        args = json.loads(arguments or "{}", strict=False)
-    except json.JSONDecodeError:
-        return ToolRun(f"Error: {name} not run. The arguments must be a JSON object.")
-    try:
-        with translation.override("en"):
-            if name == "create_quiz":
-                quiz = services.quiz_create_from_tool(
-                    student_id=student_id, conversation_id=conversation_id, arguments=args, message_id=message_id
-                )
-                return ToolRun(quiz_tool_result(quiz), quiz=quiz)
-            status = services.task_update_from_tool(student_id=student_id, arguments=args)
-            return ToolRun(task_tool_result(status), task_status=status)
-    except ValidationError as exc:
-        return ToolRun(f"Error: {name} not run. " + " ".join(exc.messages))
+    result = tool_call_run(
+        tools=LEARNING,
+        context=ToolContext(student_id=student_id, conversation_id=conversation_id, message_id=message_id),
+        name=name,
+        arguments=arguments,
+    )
+    value = result.value
+    return ToolRun(
+        result.text,
+        quiz=value if isinstance(value, Quiz) else None,
+        task_status=value if isinstance(value, TaskStatus) else None,
+    )
 
 
 def quiz_tool_result(quiz: Quiz) -> str:

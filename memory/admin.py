@@ -19,7 +19,7 @@ from django.http import HttpRequest
 from accounts.admin import ReadOnlyAdmin
 from memory.models import AIMemory
 from memory.selectors import memories_visible_to
-from memory.services import MEMORY_ARCHIVE_PERMISSION, memory_archive_by_staff
+from memory.services.lifecycle import MEMORY_ARCHIVE_PERMISSION, memory_archive_by_staff
 
 
 class ArchiveActionForm(ActionForm):

@@ -11,9 +11,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import MAX_ID, Pagination, StrictCharField, WordCount, query_params
-from memory import selectors, services, supersession
+from memory import selectors, supersession
 from memory.models import AIMemory, SupersessionReview
 from memory.serializers import MemoryOutput, SupersessionReviewOutput
+from memory.services import edits, lifecycle, notes
 from memory.throttles import MemoryWriteRateThrottle
 from memory.validation import CONTENT_MAX_CHARS, REASON_MAX_CHARS, TITLE_MAX_CHARS, TITLE_MAX_WORDS, TITLE_MIN_WORDS
 
@@ -83,7 +84,7 @@ class MemoryListCreateApi(MemoryWriteThrottled):
         """A teacher adds a teacher note to a student of their class."""
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        memory = services.teacher_note_create(
+        memory = notes.teacher_note_create(
             teacher=request.user,
             student_id=data.validated_data["student"],
             title=data.validated_data["title"],
@@ -112,7 +113,7 @@ class MemoryDetailApi(MemoryWriteThrottled):
         data.is_valid(raise_exception=True)
         if not data.validated_data:
             raise serializers.ValidationError({"title": [_("Give a title, a content or a visibility.")]})
-        memory = services.memory_update(user=request.user, memory_id=memory_id, **data.validated_data)
+        memory = edits.memory_update(user=request.user, memory_id=memory_id, **data.validated_data)
         return Response(MemoryOutput(memory).data)
 
 
@@ -126,7 +127,7 @@ class MemoryArchiveApi(MemoryWriteThrottled):
         prompt, and stays readable here with its reason. Never deleted; archiving twice is a no-op."""
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        memory = services.memory_archive(user=request.user, memory_id=memory_id, reason=data.validated_data["reason"])
+        memory = lifecycle.memory_archive(user=request.user, memory_id=memory_id, reason=data.validated_data["reason"])
         return Response(MemoryOutput(memory).data)
 
 

@@ -7,7 +7,23 @@ class MemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from llm.tools import register
+        from memory.tools import SaveMemory
+
         limit_blas_threads(settings.NUMPY_BLAS_THREADS)
+        register(SaveMemory())
+        from llm import prompt_blocks
+        from memory.blocks import MemoryBlock
+
+        prompt_blocks.register(MemoryBlock())
+        from core import background
+
+        background.periodic("sweep-missing-embeddings", "memory.tasks.embeddings_sweep", 600)
+        background.periodic(
+            "consolidate-memories",
+            "memory.tasks.memories_consolidate_due",
+            settings.MEMORY_CONSOLIDATION_INTERVAL_HOURS * 3600,
+        )
 
 
 def limit_blas_threads(threads: int) -> None:

@@ -26,10 +26,11 @@ from django.db import transaction
 from accounts.models import User
 from llm import gateway
 from llm.models import LLMUsage
-from memory import services
 from memory.lifecycle_prompts import MERGE_SCHEMA, PromptMemory, merge_messages, parse_merge
 from memory.models import AIMemory, ConsolidationDecision, MemoryEmbedding
 from memory.search import embeddings
+from memory.services.lifecycle import memory_retire
+from memory.services.records import memory_derived_store
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +155,7 @@ def _merge(student_id: int, cluster: Cluster, profile: gateway.Profile) -> str:
         if any(m.status != AIMemory.Status.ACTIVE for m in locked) or len(locked) != len(cluster.members):
             return "skipped: a member changed meanwhile (asked again next run)"
         evidence = {pk for m in locked for pk in [m.pk, *m.evidence]}
-        merged, _ = services.memory_derived_store(
+        merged, _ = memory_derived_store(
             student_id=student_id,
             kind=cluster.kind,
             source=AIMemory.Source.MERGE,
@@ -169,7 +170,7 @@ def _merge(student_id: int, cluster: Cluster, profile: gateway.Profile) -> str:
         merged.failures = sum(m.failures for m in locked)
         merged.save(update_fields=["successes", "failures"])
         for member in locked:
-            services.memory_retire(member, reason=f"merged into #{merged.pk}", successor=merged)
+            memory_retire(member, reason=f"merged into #{merged.pk}", successor=merged)
         return _decide(
             student_id, cluster, f"merged into #{merged.pk}", confidence=merge.confidence, model=model, merged=merged
         )

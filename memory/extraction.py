@@ -36,7 +36,7 @@ from django.utils import timezone
 from accounts.models import User
 from llm import gateway
 from llm.models import LLMUsage
-from memory import services, supersession
+from memory import supersession
 from memory.lifecycle_prompts import (
     EXTRACTION_PROMPT,
     EXTRACTION_SCHEMA,
@@ -47,12 +47,13 @@ from memory.lifecycle_prompts import (
 )
 from memory.models import AIMemory
 from memory.search import fts
+from memory.services.records import memory_derived_store
+from memory.services.writing import EXTRACTABLE_KINDS
 
 logger = logging.getLogger(__name__)
 
-# What facts are drawn from: what was said and done with the student. Files are the student's
-# documents, not facts about them; a teacher-only note must not reach a memory the tutor shows.
-EXTRACTABLE_KINDS = services.EXTRACTABLE_KINDS
+# What facts are drawn from: EXTRACTABLE_KINDS (memory.services.writing). A teacher-only note
+# must not reach a memory the tutor shows.
 # What an extracted fact may update: the student's facts, approaches and notes, newest first.
 KNOWN_KINDS = (AIMemory.Kind.FACT, AIMemory.Kind.APPROACH, AIMemory.Kind.NOTE, AIMemory.Kind.TEACHER_NOTE)
 KNOWN_LIMIT = 40
@@ -194,7 +195,7 @@ def _store(memory: AIMemory, vetted: list[Vetted], *, model: str) -> list[AIMemo
             if same is not None:
                 _confirm(same, source_id=memory.pk)
                 continue
-            created, was_new = services.memory_derived_store(
+            created, was_new = memory_derived_store(
                 student_id=memory.student_id,
                 kind=kind,
                 source=AIMemory.Source.EXTRACTION,

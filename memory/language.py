@@ -6,15 +6,11 @@ The step sits here, above accounts, so that accounts does not know about memorie
 
 from __future__ import annotations
 
-import logging
-
 from django.db import transaction
 
 from accounts.models import User
 from accounts.services import user_language_set
-from memory.tasks import student_reindex
-
-logger = logging.getLogger(__name__)
+from core import background
 
 
 def user_language_change(*, user: User, language: str) -> User:
@@ -29,15 +25,8 @@ def user_language_change(*, user: User, language: str) -> User:
     with transaction.atomic():
         changed = user_language_set(user=user, language=language)
         if changed and user.role == User.Role.STUDENT:
-            student_id = user.pk
-            transaction.on_commit(lambda: _enqueue_reindex(student_id))
+            # The language is committed either way; `manage.py reindex --student ID` redoes it by
+            # hand if the broker is down (lexical recall then still uses the old analysis for old
+            # memories).
+            background.enqueue("memory.tasks.student_reindex", user.pk)
     return user
-
-
-def _enqueue_reindex(student_id: int) -> None:
-    # The language is committed either way; `manage.py reindex --student ID` redoes it by hand
-    # if the broker is down (lexical recall then still uses the old analysis for old memories).
-    try:
-        student_reindex.delay(student_id)
-    except Exception:
-        logger.exception("could not enqueue the re-index of student %s; run manage.py reindex", student_id)

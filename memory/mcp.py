@@ -44,7 +44,8 @@ from core.db import db_step
 from core.errors import ApplicationError, error_body
 from memory.models import AIMemory
 from memory.selectors import memory_search
-from memory.services import memory_agent_forget, memory_agent_write
+from memory.services.lifecycle import memory_agent_forget
+from memory.services.notes import memory_agent_write
 from memory.throttles import memory_write_check
 from memory.validation import (
     CONTENT_MAX_CHARS,

@@ -160,7 +160,12 @@ def memories_for_turn(
 
 
 def turn_memories(
-    *, student_id: int, message: str, language: str | None = None, max_tokens: int | None = None
+    *,
+    student_id: int,
+    message: str,
+    language: str | None = None,
+    max_tokens: int | None = None,
+    embedder: Any = True,
 ) -> TurnMemories:
     """The memories to show the model for a student's message, and why each is there.
 
@@ -172,7 +177,9 @@ def turn_memories(
     whole block stays within `max_tokens` (what a small window allows): the newest of the latest
     that fit are kept and the rest logged. If recall fails for any reason the chat goes on
     without the extras: it never fails because of recall. Called by the chat turn for the
-    student who owns the conversation, so the scope is the student id itself.
+    student who owns the conversation, so the scope is the student id itself. `embedder` is
+    recall's (`recall.recall`): True for the configured one, None for lexical recall, or one that
+    holds the query's vectors already (memory.blocks: the chat turn embeds before this step).
     """
     signals: dict[int, dict[str, Any]] = {}
     tiers = list(
@@ -187,7 +194,11 @@ def turn_memories(
     if message.strip() and settings.MEMORY_RELEVANT_COUNT > 0:
         try:
             result = recall.recall(
-                student_id=student_id, query=message, limit=settings.MEMORY_RELEVANT_COUNT, language=language
+                student_id=student_id,
+                query=message,
+                limit=settings.MEMORY_RELEVANT_COUNT,
+                language=language,
+                embedder=embedder,
             )
             found = {
                 m.pk: m

@@ -25,9 +25,9 @@ from accounts.models import User
 from accounts.selectors import student_get_visible
 from core.errors import Conflict, Forbidden, NotFound
 from memory.models import AIMemory, MemoryEmbedding, SupersessionReview
-from memory.search import fts
+from memory.search.backend import search_backend
 from memory.selectors import memories_visible_to, memory_get
-from memory.services import student_revision_next
+from memory.services.writing import student_revision_next
 
 
 def _supersede_locked(older: AIMemory, newer: AIMemory, reason: str) -> AIMemory:
@@ -49,7 +49,7 @@ def _supersede_locked(older: AIMemory, newer: AIMemory, reason: str) -> AIMemory
     older.archived_reason = " ".join(reason.split())[:300] or f"superseded by #{newer.pk}"
     older.revision = student_revision_next(older.student_id)
     older.save(update_fields=["status", "superseded_by", "archived_reason", "revision", "updated_at"])
-    fts.memory_unindex([older.pk])
+    search_backend().unindex([older.pk])
     MemoryEmbedding.objects.filter(memory=older).delete()
     return older
 

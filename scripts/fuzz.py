@@ -86,7 +86,7 @@ def manage(env: dict[str, str], *args: str) -> str:
 SEED = """
 from accounts.models import User
 from conversations.services import conversation_create
-from memory.services import teacher_note_create
+from memory.services.notes import teacher_note_create
 from rest_framework.authtoken.models import Token
 import json
 teacher = User.objects.get(username="teacher")

@@ -1,4 +1,3 @@
-import logging
 import os
 
 from celery import Celery
@@ -9,6 +8,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
 app = Celery("tutor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@app.on_after_finalize.connect
+def _give_beat_the_schedule(sender: Celery, **kwargs: object) -> None:
+    # Beat reads `beat_schedule` when its scheduler starts, after the loader has set Django up
+    # (every app's ready() has declared its periodic tasks) and finalized the app.
+    from core.background import beat_schedule
+
+    sender.conf.beat_schedule = beat_schedule()
 
 
 @worker_process_init.connect
@@ -22,10 +30,8 @@ def _warm_up_pool_process(**kwargs: object) -> None:
 
 @worker_ready.connect
 def _recover_summaries(**kwargs: object) -> None:
-    # A worker (re)starting takes over the summaries that a dead process of this host was writing.
-    from conversations.tasks import summaries_sweep
+    # A worker (re)starting takes over the summaries that a dead process of this host was writing
+    # (a broker that is down again is logged: beat's next sweep does the same).
+    from core.background import send
 
-    try:
-        summaries_sweep.delay()
-    except Exception:  # the broker may be down again; beat's next sweep does the same
-        logging.getLogger(__name__).exception("summary recovery at start-up could not be enqueued")
+    send("memory.tasks.summaries_sweep")

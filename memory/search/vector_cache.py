@@ -140,7 +140,7 @@ class VectorCache:
 
     Re-reading and decoding a student's vectors on every query costs far more than the dot
     product. Every write to a student's memories or vectors takes
-    the student's next revision and stamps its rows with it (memory.services.student_revision_next),
+    the student's next revision and stamps its rows with it (memory.services.writing.student_revision_next),
     so the version check reads one row by primary key, and a cache that is behind reads only the
     rows stamped above the revision it holds: the memories written, edited or archived since, and
     the vectors stored since. Those memories leave the cached matrix and come back with their

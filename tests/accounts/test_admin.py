@@ -19,8 +19,9 @@ from conversations.services import conversation_create
 from core.errors import Forbidden
 from llm.models import LLMUsage
 from memory.models import AIMemory
-from memory.search import fts
-from memory.services import memory_archive_by_staff, teacher_note_create
+from memory.search.backend import search_backend
+from memory.services.lifecycle import memory_archive_by_staff
+from memory.services.notes import teacher_note_create
 from tests.conftest import client_for, make_user
 
 # (admin URL prefix, the key of the row in `rows`)
@@ -177,7 +178,7 @@ def test_add_and_change_posts_are_refused(superuser, rows, prefix, key):
 def test_archive_action_archives_through_the_service(request, rows, school, who):
     """The action archives with the posted reason, through the service: out of the full-text index."""
     memory = rows["memory"]
-    assert memory.pk in fts.indexed_ids(memory.student_id)
+    assert memory.pk in search_backend().indexed_ids(memory.student_id)
     resp = admin_client(request.getfixturevalue(who)).post(
         "/admin/memory/aimemory/",
         {"action": "archive_selected", "_selected_action": [memory.pk], "reason": "  Written  about  another pupil "},
@@ -187,7 +188,7 @@ def test_archive_action_archives_through_the_service(request, rows, school, who)
     assert archived.status == AIMemory.Status.ARCHIVED
     assert archived.archived_reason == "Written about another pupil"
     assert archived.updated_at > memory.updated_at
-    assert memory.pk not in fts.indexed_ids(memory.student_id)
+    assert memory.pk not in search_backend().indexed_ids(memory.student_id)
 
 
 def test_archive_action_needs_a_reason(superuser, rows):

@@ -29,7 +29,7 @@ from conversations.models import Conversation, Message
 from conversations.services import conversation_create
 from llm.models import LLMUsage
 from memory.models import AIMemory
-from memory.services import teacher_note_create
+from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
 
 STUDENTS = ("alice", "bob", "carol")

@@ -9,8 +9,8 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from memory.search import fts
-from memory.services import memory_archive, student_memories_reindex
+from memory.search.backend import search_backend
+from memory.services.lifecycle import memory_archive, student_memories_reindex
 from tests.conftest import Worker, wait_for
 from tests.memory.recall_helpers import note
 
@@ -19,7 +19,10 @@ SONG = ("Sang a song with the class today", "Elle chantait une chanson en classe
 
 def _search(student: User, query: str) -> list[int]:
     student.refresh_from_db()
-    return [pk for pk, _ in fts.search(student_id=student.pk, query=query, language=student.language, limit=10)]
+    return [
+        pk
+        for pk, _ in search_backend().lexical(student_id=student.pk, query=query, language=student.language, limit=10)
+    ]
 
 
 def test_me_patch_sets_the_language_and_refuses_anything_else(
@@ -61,7 +64,7 @@ def test_reindex_follows_the_language_and_skips_archived_memories(school: dict[s
 
     assert student_memories_reindex(student_id=alice.pk, batch_size=1) == 1
     assert _search(alice, "chanter") == [song.pk]
-    assert fts.indexed_ids(alice.pk) == {song.pk}
+    assert search_backend().indexed_ids(alice.pk) == {song.pk}
     assert student_memories_reindex(student_id=alice.pk) == 1
     assert _search(alice, "chanter") == [song.pk]
     # Another student's index is not touched.

@@ -11,7 +11,7 @@ from conversations.models import Conversation, ConversationFile, Message
 from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from learning.services import quiz_create_from_tool
 from memory.models import AIMemory, SupersessionReview
-from memory.services import teacher_note_create
+from memory.services.notes import teacher_note_create
 from tests.learning.conftest import QUIZ_ARGS
 
 

@@ -30,6 +30,7 @@ from conversations import files
 from conversations.models import ConversationFile
 from conversations.services import conversation_close
 from conversations.tasks import file_extract
+from core.background import beat_schedule
 from tests.conftest import Worker, headers, new_conversation, wait_for
 from tests.conversations.test_turn import start
 from tests.tutor.test_web_auth import login, web_client
@@ -608,7 +609,7 @@ def test_the_sweep_finds_files_left_pending(clients, settings):
     old = timezone.now() - timedelta(seconds=django_settings.FILES_SWEEP_AFTER_SECONDS + 5)
     ConversationFile.objects.filter(pk__in=[stale["id"], done["id"]]).update(extract_requested_at=old)
     assert files.files_pending_due() == [stale["id"]]
-    schedule = django_settings.CELERY_BEAT_SCHEDULE["sweep-pending-files"]
+    schedule = beat_schedule()["sweep-pending-files"]
     assert schedule == {"task": "conversations.tasks.files_sweep", "schedule": 60.0}
     assert fresh["id"] not in files.files_pending_due()
 

@@ -14,7 +14,7 @@ from conversations.models import Conversation, Message
 from conversations.services import conversation_close
 from conversations.summaries import Outcome, conversation_summary_write, pending_summaries_due
 from memory.models import AIMemory
-from memory.services import memory_summary_store
+from memory.services.records import memory_summary_store
 from tests.conftest import client_for
 from tests.conversations.test_turn import send, start
 

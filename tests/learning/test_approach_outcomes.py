@@ -9,7 +9,7 @@ from typing import Any
 from django.utils import timezone
 
 from memory.models import AIMemory
-from memory.services import memory_derived_store
+from memory.services.records import memory_derived_store
 from tests.learning.conftest import ALL_RIGHT, answers_body, make_quiz
 
 # Wrong or skipped, all decided without the model: 0 of 5.

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation
 from memory.models import AIMemory
-from memory.services import memory_note_save
+from memory.services.notes import memory_note_save
 
 
 def note(

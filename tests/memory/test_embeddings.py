@@ -13,7 +13,9 @@ from llm.models import LLMUsage
 from memory.models import AIMemory, MemoryEmbedding
 from memory.search import embeddings
 from memory.search.recall import recall, vector_cache
-from memory.services import memory_embeddings_write, memory_update, teacher_note_create
+from memory.services.edits import memory_update
+from memory.services.embedding import memory_embeddings_write
+from memory.services.notes import teacher_note_create
 from memory.tasks import memory_embed
 from tests.conftest import wait_for
 from tests.llm_server import EMBEDDING_DIM
@@ -153,7 +155,7 @@ def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, opena
     """Vectors are decoded once per student; after a new vector, an edit or an archive, the cache
     reads only what changed since its revision, and then holds what a whole load reads."""
     from memory.search.vector_cache import load_vectors
-    from memory.services import memory_archive
+    from memory.services.lifecycle import memory_archive
 
     alice, teacher = school["alice"], school["teacher_a"]
     sport, maths = _two_memories(alice)
@@ -324,7 +326,7 @@ def test_every_memory_write_takes_the_next_revision(school, openai_embedder):
     """Writes, edits, archives and stored vectors each move the student's revision and stamp
     their rows with it; another student's revision does not move."""
     from memory.models import StudentMemoryRevision
-    from memory.services import memory_archive
+    from memory.services.lifecycle import memory_archive
 
     alice, bob = school["alice"], school["bob"]
     assert vector_cache.version(alice.pk) == 0

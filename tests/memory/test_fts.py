@@ -14,9 +14,13 @@ from django.utils import timezone
 from conversations.models import Conversation
 from core.errors import Forbidden, NotFound
 from memory.models import AIMemory
-from memory.search import fts
+from memory.search import fts, postings
+from memory.search.backend import search_backend
 from memory.search.recall import recall
-from memory.services import memory_archive, memory_summary_store, memory_update, teacher_note_create
+from memory.services.edits import memory_update
+from memory.services.lifecycle import memory_archive
+from memory.services.notes import teacher_note_create
+from memory.services.records import memory_summary_store
 from tests.memory.recall_helpers import concurrent_notes, note
 
 
@@ -46,7 +50,10 @@ def test_analysis_cuts_terms_longer_than_the_index_allows():
 
 
 def _search(student, query):
-    return [pk for pk, _ in fts.search(student_id=student.pk, query=query, language=student.language, limit=50)]
+    return [
+        pk
+        for pk, _ in search_backend().lexical(student_id=student.pk, query=query, language=student.language, limit=50)
+    ]
 
 
 def test_a_saved_memory_is_searchable_at_once(school):
@@ -55,7 +62,7 @@ def test_a_saved_memory_is_searchable_at_once(school):
     memory = note(alice, "Struggles with adding fractions today", "Mixed up unlike denominators twice.")
     other = note(alice, "Enjoys geometry and drawing shapes", "Drew triangles with care.")
     assert _search(alice, "denominator") == [memory.pk]
-    assert fts.indexed_ids(alice.pk) == {memory.pk, other.pk}
+    assert search_backend().indexed_ids(alice.pk) == {memory.pk, other.pk}
     assert recall(student_id=alice.pk, query="fractions", strategy="lexical").ids == [memory.pk]
 
 
@@ -96,7 +103,7 @@ def test_archive_removes_from_the_index_and_keeps_the_row(school):
     assert archived.status == AIMemory.Status.ARCHIVED
     assert AIMemory.objects.get(pk=memory.pk).archived_reason == "Outdated after review"
     assert _search(alice, "fractions") == []
-    assert fts.indexed_ids(alice.pk) == set()
+    assert search_backend().indexed_ids(alice.pk) == set()
     assert recall(student_id=alice.pk, query="fractions").ids == []
     # Idempotent, and an archived memory cannot be edited.
     memory_archive(user=school["teacher_a"], memory_id=memory.pk, reason="again")
@@ -172,29 +179,29 @@ def _assert_index_consistent(*students) -> None:
     postings agree with a recomputation from the memories' text."""
     for student in students:
         active = set(AIMemory.objects.active().filter(student=student).values_list("pk", flat=True))
-        assert fts.indexed_ids(student.pk) == active
+        assert search_backend().indexed_ids(student.pk) == active
         # Document frequencies (the recall's topic text) agree on both databases; a term no
         # memory holds counts 0.
         n_docs, _, dfs = _expected_stats(student)
         terms = [*sorted(dfs), "zzzunknown"]
-        assert fts.document_frequencies(student_id=student.pk, terms=terms) == (
+        assert search_backend().document_frequencies(student_id=student.pk, terms=terms) == (
             n_docs,
             {term: dfs.get(term, 0) for term in terms},
         )
         if connection.vendor != "postgresql":
             continue
-        assert fts.student_stats(student.pk) == _expected_stats(student)
+        assert postings.student_stats(student.pk) == _expected_stats(student)
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT term, count(*), sum(tf) FROM memory_posting WHERE student_id = %s GROUP BY term",
                 [student.pk],
             )
-            postings = {term: (n, tf) for term, n, tf in cursor.fetchall()}
+            stored = {term: (n, tf) for term, n, tf in cursor.fetchall()}
         expected_tf: dict[str, int] = {}
         for memory in AIMemory.objects.active().filter(student=student):
             for term in fts.analyse(fts.memory_text(memory.title, memory.content), student.language):
                 expected_tf[term] = expected_tf.get(term, 0) + 1
-        assert postings == {t: (df, expected_tf[t]) for t, df in _expected_stats(student)[2].items()}
+        assert stored == {t: (df, expected_tf[t]) for t, df in _expected_stats(student)[2].items()}
 
 
 def test_index_and_statistics_follow_write_edit_and_archive(school):
@@ -204,7 +211,7 @@ def test_index_and_statistics_follow_write_edit_and_archive(school):
     second = note(alice, "Enjoys geometry and drawing shapes", "Drew triangles and fractions of circles.")
     _assert_index_consistent(alice)
     if connection.vendor == "postgresql":
-        n_docs, _, dfs = fts.student_stats(alice.pk)
+        n_docs, _, dfs = postings.student_stats(alice.pk)
         assert n_docs == 2 and dfs["fraction"] == 2 and dfs["denomin"] == 1
 
     memory_update(user=school["teacher_a"], memory_id=first.pk, content="Now confident with percentages.")
@@ -219,7 +226,7 @@ def test_index_and_statistics_follow_write_edit_and_archive(school):
     memory_archive(user=school["teacher_a"], memory_id=first.pk, reason="Outdated")
     _assert_index_consistent(alice)
     if connection.vendor == "postgresql":
-        assert fts.student_stats(alice.pk) == (0, 0, {})
+        assert postings.student_stats(alice.pk) == (0, 0, {})
     assert _search(alice, "fractions percentages") == []
 
 
@@ -232,12 +239,12 @@ def test_two_students_statistics_are_isolated(school):
     ]
     _assert_index_consistent(alice, bob)
     if connection.vendor == "postgresql":
-        assert fts.student_stats(alice.pk)[2]["divis"] == 1
-        assert fts.student_stats(bob.pk)[2]["divis"] == 3
-    before = fts.search(student_id=alice.pk, query="division", language="en", limit=10)
+        assert postings.student_stats(alice.pk)[2]["divis"] == 1
+        assert postings.student_stats(bob.pk)[2]["divis"] == 3
+    before = search_backend().lexical(student_id=alice.pk, query="division", language="en", limit=10)
     memory_archive(user=school["teacher_a"], memory_id=theirs[0].pk, reason="Outdated")
     _assert_index_consistent(alice, bob)
-    after = fts.search(student_id=alice.pk, query="division", language="en", limit=10)
+    after = search_backend().lexical(student_id=alice.pk, query="division", language="en", limit=10)
     assert [pk for pk, _ in after] == [pk for pk, _ in before] == [mine.pk]
     if connection.vendor == "postgresql":
         # Per-student statistics: the score itself does not move. (SQLite's FTS5 table has
@@ -250,21 +257,21 @@ def test_deleting_a_memory_or_a_student_leaves_nothing_in_the_index(school):
     """The index's rows go with their memory and their student, with no code of their own: on
     PostgreSQL they cascade (foreign keys), on SQLite a trigger removes the FTS5 entry. The
     statistics a deleted memory leaves behind are counted again by the re-index."""
-    from memory.services import student_memories_reindex
+    from memory.services.lifecycle import student_memories_reindex
 
     alice, bob = school["alice"], school["bob"]
     kept = note(alice, "Reading comprehension is improving", "Reads chapter books alone.")
     gone = note(alice, "Reading aloud needs practice", "Stumbles on long words when reading.")
     note(bob, "Reading club on Fridays", "Bob reads comics.")
     AIMemory.objects.filter(pk=gone.pk).delete()
-    assert fts.indexed_ids(alice.pk) == {kept.pk}
+    assert search_backend().indexed_ids(alice.pk) == {kept.pk}
     assert _search(alice, "reading") == [kept.pk]
     student_memories_reindex(student_id=alice.pk)
     _assert_index_consistent(alice, bob)
 
     AIMemory.objects.filter(student=bob).delete()
     student_memories_reindex(student_id=bob.pk)
-    assert fts.indexed_ids(bob.pk) == set()
+    assert search_backend().indexed_ids(bob.pk) == set()
     if connection.vendor == "postgresql":
         from django.db.models import CASCADE
 
@@ -306,9 +313,9 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune
     SQLite's FTS5 agrees on the best memory."""
     if prune == "aggressive":
         # Scan only the rarest terms: exercises both the proven top and the fallback.
-        monkeypatch.setattr(fts, "PRUNE_COVER", 0)
-        monkeypatch.setattr(fts, "PRUNE_THRESHOLD", 1e9)
-    fts.search_paths.clear()
+        monkeypatch.setattr(postings, "PRUNE_COVER", 0)
+        monkeypatch.setattr(postings, "PRUNE_THRESHOLD", 1e9)
+    postings.search_paths.clear()
     alice = school["alice"]
     topics = ["fractions", "geometry", "reading", "spelling", "division", "algebra"]
     for i in range(36):
@@ -325,7 +332,7 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune
         "zebra",
     ]:
         expected = _reference_bm25(alice, query)[:5]
-        found = fts.search(student_id=alice.pk, query=query, language="en", limit=5)
+        found = search_backend().lexical(student_id=alice.pk, query=query, language="en", limit=5)
         if connection.vendor == "postgresql":
             assert [pk for pk, _ in found] == [pk for pk, _ in expected], query
             assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in expected], query
@@ -335,7 +342,7 @@ def test_bm25_top_is_exact_with_common_and_rare_words(school, monkeypatch, prune
         elif not expected:
             assert found == []
     if connection.vendor == "postgresql" and prune == "aggressive":
-        assert fts.search_paths["pruned"] >= 2 and fts.search_paths["fallback"] >= 1, fts.search_paths
+        assert postings.search_paths["pruned"] >= 2 and postings.search_paths["fallback"] >= 1, postings.search_paths
 
 
 @pytest.mark.postgresql_only
@@ -350,15 +357,17 @@ def test_one_scanned_term_skips_the_grouping_with_the_same_rows(school, monkeypa
 
     def searches() -> list[list[tuple[int, float]]]:
         return [
-            fts.search(student_id=alice.pk, query=q, language="en", limit=limit) for q in queries for limit in (3, 10)
+            search_backend().lexical(student_id=alice.pk, query=q, language="en", limit=limit)
+            for q in queries
+            for limit in (3, 10)
         ]
 
-    monkeypatch.setattr(fts, "PRUNE_COVER", 0)  # the rarest term alone is scanned
-    fts.search_paths.clear()
+    monkeypatch.setattr(postings, "PRUNE_COVER", 0)  # the rarest term alone is scanned
+    postings.search_paths.clear()
     ungrouped = searches()
-    assert fts.search_paths["pruned"] >= 1 and fts.search_paths["full"] >= 1, fts.search_paths
-    monkeypatch.setattr(fts, "_PG_BM25_ONE", fts._PG_BM25_ALL)
-    monkeypatch.setattr(fts, "_PG_BM25_PRUNED_ONE", fts._PG_BM25_PRUNED)
+    assert postings.search_paths["pruned"] >= 1 and postings.search_paths["full"] >= 1, postings.search_paths
+    monkeypatch.setattr(postings, "_PG_BM25_ONE", postings._PG_BM25_ALL)
+    monkeypatch.setattr(postings, "_PG_BM25_PRUNED_ONE", postings._PG_BM25_PRUNED)
     assert searches() == ungrouped
     assert any(ungrouped)
 
@@ -376,21 +385,21 @@ def test_two_memories_written_at_once_keep_statistics_consistent(school):
     assert AIMemory.objects.filter(student=alice).count() == 2
     _assert_index_consistent(alice)
     if connection.vendor == "postgresql":
-        assert fts.student_stats(alice.pk)[2]["fraction"] == 2
+        assert postings.student_stats(alice.pk)[2]["fraction"] == 2
     assert len(_search(alice, "fractions")) == 2
 
 
-def test_long_query_keeps_its_most_selective_terms_on_postgresql(school, settings):
-    """A long message searches with its RECALL_MAX_QUERY_TERMS rarest terms on PostgreSQL (the
+def test_long_query_keeps_its_most_selective_terms_on_postgresql(school, monkeypatch):
+    """A long message searches with its MAX_QUERY_TERMS rarest terms on PostgreSQL (the
     common ones cost the most postings and weigh the least); FTS5 searches with all of them."""
     alice = school["alice"]
     for i in range(12):
         note(alice, f"Homework session number {i} today", f"The student did homework practice {i}.")
     note(alice, "Dyslexia support plan in place", "Reading homework with a ruler and extra time.")
     query = "homework practice student dyslexia ruler"
-    full = fts.search(student_id=alice.pk, query=query, language="en", limit=20)
-    settings.RECALL_MAX_QUERY_TERMS = 2
-    capped = fts.search(student_id=alice.pk, query=query, language="en", limit=20)
+    full = search_backend().lexical(student_id=alice.pk, query=query, language="en", limit=20)
+    monkeypatch.setattr(postings, "MAX_QUERY_TERMS", 2)
+    capped = search_backend().lexical(student_id=alice.pk, query=query, language="en", limit=20)
     if connection.vendor == "postgresql":
         # dyslexia and ruler are the two rarest: only the memory holding them matches.
         reference = _reference_bm25(alice, "dyslexia ruler")

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from llm.models import LLMUsage
 from memory import consolidation, extraction
 from memory.models import AIMemory, ConsolidationDecision, SupersessionReview
-from memory.services import memory_embeddings_write
+from memory.services.embedding import memory_embeddings_write
 from tests.memory.recall_helpers import note
 
 

@@ -19,7 +19,7 @@ from learning.models import Quiz, Task, TaskStatus
 from memory.lifecycle_prompts import parse_extraction
 from memory.models import AIMemory
 from memory.prompts import fallback_summary, parse_summary
-from memory.services import memory_record_save
+from memory.services.records import memory_record_save
 from memory.validation import CONTENT_MAX_CHARS, REASON_MAX_CHARS, TITLE_MAX_CHARS
 from tests.conversations.test_save_memory_tool import last_tool_output, tool_step
 from tests.conversations.test_turn import send, start

@@ -20,7 +20,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from rest_framework.authtoken.models import Token
 
 from memory.models import AIMemory
-from memory.services import memory_agent_write
+from memory.services.notes import memory_agent_write
 from memory.validation import CONTENT_MAX_CHARS, REASON_MAX_CHARS, TITLE_MAX_CHARS
 from tests.conftest import ROOT, headers
 

@@ -26,14 +26,15 @@ from memory.block import (
 )
 from memory.budget import memory_block_tokens
 from memory.models import AIMemory
-from memory.search import embeddings, fts
+from memory.search import embeddings, fts, postings
+from memory.search.backend import search_backend
 from memory.search.embeddings import query_cache
 from memory.search.query_dates import Span, date_spans
 from memory.search.recall import RecallConfig, recall, related_ids, topic_query, topic_text
 from memory.search.recall.candidates import SemanticScores
 from memory.search.recall.fusion import fuse_ranks, fuse_scores
 from memory.selectors import memories_for_turn
-from memory.services import memory_embeddings_write
+from memory.services.embedding import memory_embeddings_write
 from tests.memory.recall_helpers import note
 
 # Four memories: 1 is far ahead lexically and third semantically, just behind 2 and 3.
@@ -502,5 +503,7 @@ def test_statistics_read_once_match_the_separate_reads(school):
     note(alice, "Fractions on a number line", "Thirds.")
     cases = [(alice, ["fraction", "half", "volcano"]), (alice, ["volcano"]), (alice, []), (bob, ["fraction"])]
     for student, terms in cases:
-        rows = fts.pg_statistics(student_id=student.pk, terms=terms)
-        assert fts.pg_frequencies(rows, terms) == fts.document_frequencies(student_id=student.pk, terms=terms)
+        rows = postings.pg_statistics(student_id=student.pk, terms=terms)
+        assert postings.pg_frequencies(rows, terms) == search_backend().document_frequencies(
+            student_id=student.pk, terms=terms
+        )

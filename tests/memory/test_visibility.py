@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memory.models import AIMemory
-from memory.services import memory_archive, teacher_note_create
+from memory.services.lifecycle import memory_archive
+from memory.services.notes import teacher_note_create
 
 SECRET = "He loses focus after long paragraphs"
 

@@ -21,7 +21,9 @@ from conversations.models import ContextCheckpoint, ConversationFile, Message, R
 from learning.models import Quiz
 from memory.models import AIMemory, ConsolidationDecision, SupersessionReview
 from memory.search import fts
-from memory.services import memory_note_save, memory_summary_store, teacher_note_create
+from memory.search.backend import search_backend
+from memory.services.notes import memory_note_save, teacher_note_create
+from memory.services.records import memory_summary_store
 from tests.conftest import client_for, make_user
 from tests.conversations.test_files import upload
 from tests.conversations.test_save_memory_tool import tool_step
@@ -91,7 +93,7 @@ def superseded_pair(student: User, word: str, *, evidence: list[int]) -> tuple[A
         archived_reason=f"Replaced by a newer fact about {word}.",
         created_at=now - timedelta(days=2),
     )
-    fts.memory_index(
+    search_backend().index(
         [
             fts.IndexRow(
                 memory_id=newer.pk,

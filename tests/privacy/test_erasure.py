@@ -20,7 +20,9 @@ from conversations.models import Conversation, Message
 from llm.models import LLMUsage
 from memory.models import AIMemory
 from memory.search import fts
-from memory.services import memory_embeddings_write, teacher_note_create
+from memory.search.backend import search_backend
+from memory.services.embedding import memory_embeddings_write
+from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
 from tests.conftest import client_for
 from tests.conversations.test_turn import send, start
@@ -86,7 +88,7 @@ def bob_state(bob: User) -> dict[str, Any]:
         "rows": rows_of(bob.pk),
         "messages": Message.objects.filter(conversation__student=bob).count(),
         "memories": list(AIMemory.objects.filter(student=bob).values_list("pk", "title", "status")),
-        "indexed": sorted(fts.indexed_ids(bob.pk)),
+        "indexed": sorted(search_backend().indexed_ids(bob.pk)),
     }
 
 
@@ -139,7 +141,7 @@ def test_erasure_leaves_nothing_of_the_student(
     assert not User.objects.filter(pk=student_id).exists()
     assert not storage.exists(rich.storage_name)
     if connection.vendor == "sqlite":
-        assert fts.indexed_ids(student_id) == set()
+        assert search_backend().indexed_ids(student_id) == set()
     assert usage_totals() == totals
     assert not LLMUsage.objects.filter(conversation_id__in=conversation_ids).exists()
     assert bob_state(school["bob"]) == bob_before

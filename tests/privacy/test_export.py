@@ -170,7 +170,7 @@ def test_an_empty_record_is_a_valid_document(clients, school):
 def test_rows_are_written_by_chunks(clients, school, monkeypatch):
     """Many rows: every one is in the document, written a chunk at a time."""
     monkeypatch.setattr(export, "CHUNK_SIZE", 3)
-    from memory.services import teacher_note_create
+    from memory.services.notes import teacher_note_create
 
     for n in range(7):
         teacher_note_create(
@@ -188,7 +188,7 @@ def test_rows_are_written_by_chunks(clients, school, monkeypatch):
 def test_under_asgi_the_document_is_an_async_stream(school):
     """Under an ASGI server the view streams an asynchronous iterator (Django would read a
     synchronous one whole into memory first)."""
-    from memory.services import teacher_note_create
+    from memory.services.notes import teacher_note_create
 
     teacher_note_create(
         teacher=school["teacher_a"], student_id=school["alice"].pk, title="Likes geometry puzzles a lot", content="x"

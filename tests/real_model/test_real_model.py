@@ -23,10 +23,10 @@ from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
 from conversations.models import Conversation
-from conversations.prompts import SAVE_MEMORY_TOOL
 from llm import gateway
 from llm.models import LLMUsage
 from memory.models import AIMemory
+from memory.tools import SAVE_MEMORY_TOOL
 from tests.conftest import Worker
 from tests.conversations.test_streaming import async_client, parse_sse, post_stream, read_all
 from tests.conversations.test_turn import send, start

@@ -57,7 +57,7 @@ def test_every_endpoint_is_documented(db):
 def test_a_response_outside_the_schema_fails_the_test(clients, school, monkeypatch):
     """The check is real: a memory without its title, or a status the operation does not
     document, fails whichever test received it."""
-    from memory.services import teacher_note_create
+    from memory.services.notes import teacher_note_create
 
     note = teacher_note_create(
         teacher=school["teacher_a"], student_id=school["alice"].pk, title="Prefers short worked examples", content="x"

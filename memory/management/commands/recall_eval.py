@@ -51,7 +51,8 @@ from llm.tokens import count_tokens
 from memory.management.progress import ProgressBar
 from memory.models import AIMemory
 from memory.search import embeddings, fts, recall
-from memory.services import memory_embeddings_write
+from memory.search.backend import search_backend
+from memory.services.embedding import memory_embeddings_write
 
 KS = (1, 3, 5, 10)
 ALL_BUT_ADVERSARIAL = "all-but-adversarial"
@@ -170,7 +171,7 @@ def load_conversation(conversation: dict[str, Any], *, prefix: str, language: st
             for m in conversation["memories"]
         ]
     )
-    fts.memory_index(
+    search_backend().index(
         fts.IndexRow(mem.pk, student.pk, fts.memory_text(mem.title, mem.content), language) for mem in memories
     )
     return student, memories

@@ -18,7 +18,7 @@ from memory.management.progress import ProgressBar
 from memory.models import AIMemory, MemoryEmbedding
 from memory.search import embeddings
 from memory.selectors import memories_missing_embedding
-from memory.services import memory_embeddings_write
+from memory.services.embedding import memory_embeddings_write
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import User
 from memory.models import AIMemory
-from memory.services import student_memories_reindex
+from memory.services.lifecycle import student_memories_reindex
 
 
 class Command(BaseCommand):

@@ -1,9 +1,10 @@
 """Recall: the student's active memories most relevant to a text, best first.
 
-Hybrid: lexical candidates (BM25, memory.search.fts) and semantic ones (memory vectors, with a topic
-signal) from memory.search.recall.candidates, fused by standardised scores (or ranks), with a date term
-and a relation bonus, by memory.search.recall.fusion; tuned by RecallConfig (memory.search.recall.config, from
-the RECALL_* settings). docs/recall.md says how and why, with the figures.
+Hybrid: lexical candidates (BM25) and semantic ones (memory vectors, with a topic signal) from
+the database's search (memory.search.backend) through memory.search.recall.candidates, fused by
+standardised scores (or ranks), with a date term and a relation bonus, by
+memory.search.recall.fusion; tuned by RecallConfig (memory.search.recall.config, from the
+RECALL_* settings). docs/recall.md says how and why, with the figures.
 
 Contract:
 - Scoping: `recall` takes a student id and is called on behalf of that student (the chat turn)
@@ -21,18 +22,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
-from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
 from memory.models import AIMemory
 from memory.search import embeddings, fts, query_dates
-from memory.search.recall.candidates import SemanticScores, semantic_candidates, topic_query, topic_text
+from memory.search.backend import QueryStatistics, search_backend
+from memory.search.recall.candidates import semantic_candidates, topic_query, topic_text
 from memory.search.recall.config import RecallConfig
 from memory.search.recall.fusion import Hit, decay_lexical, fuse_ranks, fuse_scores, related_ids, relation_bonus
+from memory.search.scores import SemanticScores
 from memory.search.vector_cache import vector_cache
 
 __all__ = [
@@ -109,28 +110,27 @@ def recall(
     now = now or timezone.now()
     timings: dict[str, float] = {}
 
+    backend = search_backend()
     chosen: embeddings.Embedder | None = None
-    stats_rows: list[Any] | None = None
-    frequencies: tuple[int, dict[str, int]] | None = None  # the query terms' (n_docs, dfs), for the topic
+    statistics: QueryStatistics | None = None  # the query terms' statistics, where read up front
     if strategy in ("semantic", "hybrid"):
         chosen = embeddings.get_embedder() if embedder is True else (embedder or None)
-        if chosen is not None and connection.vendor == "postgresql":
+        if chosen is not None:
             # The query terms' statistics serve both the lexical search and the topic signal.
             t = time.perf_counter()
-            terms = fts.query_terms(query, language)
-            stats_rows = fts.pg_statistics(student_id=student_id, terms=terms)
-            frequencies = fts.pg_frequencies(stats_rows, terms)
-            timings["stats_ms"] = (time.perf_counter() - t) * 1000
+            statistics = backend.query_statistics(student_id=student_id, terms=fts.query_terms(query, language))
+            if statistics is not None:
+                timings["stats_ms"] = (time.perf_counter() - t) * 1000
 
     lexical: list[tuple[int, float]] = []
     if strategy in ("lexical", "hybrid"):
         t = time.perf_counter()
-        lexical = fts.search(
+        lexical = backend.lexical(
             student_id=student_id,
             query=query,
             language=language,
             limit=config.lexical_depth,
-            pg_stats_rows=stats_rows,
+            statistics=statistics,
         )
         timings["lexical_ms"] = (time.perf_counter() - t) * 1000
 
@@ -144,7 +144,7 @@ def recall(
             student_id=student_id,
             query=query,
             language=language,
-            frequencies=frequencies,
+            frequencies=statistics.frequencies if statistics is not None else None,
             depth=config.semantic_depth,
             config=config,
             now=now,
@@ -158,7 +158,7 @@ def recall(
         timings["semantic_ms"] = (time.perf_counter() - t) * 1000 - embed_ms
         if degraded and strategy == "semantic":
             # Semantic asked for but impossible: lexical is the fallback, never nothing.
-            lexical = fts.search(student_id=student_id, query=query, language=language, limit=config.lexical_depth)
+            lexical = backend.lexical(student_id=student_id, query=query, language=language, limit=config.lexical_depth)
 
     if lexical and config.decay_half_life_days > 0:
         lexical = decay_lexical(lexical, config=config, now=now)

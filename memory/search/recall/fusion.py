@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from memory.models import AIMemory
 from memory.search import query_dates
-from memory.search.recall.candidates import SemanticScores, dated_candidates
+from memory.search.recall.candidates import dated_candidates
 from memory.search.recall.config import RecallConfig, decay
+from memory.search.scores import SemanticScores
 
 
 @dataclass(frozen=True)

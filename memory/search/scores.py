@@ -1,0 +1,99 @@
+"""Semantic scores by memory id: what each database's semantic search returns to recall's fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from memory.search import vector_search
+from memory.search.vector_cache import StudentVectors
+
+
+@dataclass(frozen=True)
+class SemanticScores:
+    """Semantic scores by memory id (ids sorted ascending): of every memory with a current vector
+    (SQLite: the cached matrix, `vectors`), or of those the database returned (PostgreSQL: the
+    top and the candidates asked for, with their topic similarity in `topic_scores`; `fetch`
+    scores more of them, see `including`)."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+    created: np.ndarray | None = None  # epoch seconds of each memory's created_at
+    vectors: StudentVectors | None = None
+    topic: np.ndarray | None = None  # the topic text's vector (see topic_text)
+    topic_scores: np.ndarray | None = None
+    fetch: Callable[[list[int]], vector_search.Ranked] | None = None
+
+    @classmethod
+    def from_database(
+        cls, ranked: vector_search.Ranked, fetch: Callable[[list[int]], vector_search.Ranked]
+    ) -> SemanticScores:
+        return cls(ranked.ids, ranked.scores, ranked.created, topic_scores=ranked.topic, fetch=fetch)
+
+    def including(self, memory_ids: list[int]) -> SemanticScores:
+        """These scores with those of `memory_ids` the database has not returned yet (one more
+        query, PostgreSQL only: the memories found by their date alone)."""
+        known = set(self.ids.tolist())
+        missing = [pk for pk in memory_ids if pk not in known]
+        if self.fetch is None or not missing:
+            return self
+        more = self.fetch(missing)
+        ids = np.concatenate([self.ids, more.ids])
+        order = np.argsort(ids, kind="stable")
+        created = self.created if self.created is not None else np.full(self.ids.shape[0], np.nan)
+        topic = self.topic_scores if self.topic_scores is not None else np.full(self.ids.shape[0], np.nan)
+        return replace(
+            self,
+            ids=ids[order],
+            scores=np.concatenate([self.scores, more.scores])[order],
+            created=np.concatenate([created, more.created])[order],
+            topic_scores=np.concatenate([topic, more.topic])[order],
+        )
+
+    def of(self, memory_ids: list[int]) -> np.ndarray:
+        """Their scores, NaN for a memory without a vector. O(len(memory_ids) * log n)."""
+        return self._lookup(memory_ids, self.scores)
+
+    def topic_of(self, memory_ids: list[int]) -> np.ndarray:
+        """Each memory's best-sentence similarity to the topic vector (whole-memory similarity
+        for a memory of one sentence), NaN without a vector. Computed for these memories only:
+        O(their sentences)."""
+        if self.topic_scores is not None:
+            return self._lookup(memory_ids, self.topic_scores)
+        wanted = np.asarray(memory_ids, dtype=np.int64)
+        out = np.full(wanted.shape[0], np.nan)
+        v = self.vectors
+        if self.topic is None or v is None or self.ids.size == 0:
+            return out
+        pos = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
+        found = self.ids[pos] == wanted
+        rows = pos[found]
+        best = v.matrix[rows] @ self.topic
+        has = v.sentence_count[rows] > 0
+        if has.any():
+            best[has] = best_sentence(v, rows[has], self.topic)
+        out[found] = best
+        return out
+
+    def created_of(self, memory_ids: list[int]) -> np.ndarray:
+        """Their created_at (epoch seconds), NaN for a memory without a vector."""
+        return self._lookup(memory_ids, self.created) if self.created is not None else np.full(len(memory_ids), np.nan)
+
+    def _lookup(self, memory_ids: list[int], values: np.ndarray) -> np.ndarray:
+        wanted = np.asarray(memory_ids, dtype=np.int64)
+        if self.ids.size == 0:
+            return np.full(wanted.shape[0], np.nan)
+        pos = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
+        return np.where(self.ids[pos] == wanted, values[pos], np.nan)
+
+
+def best_sentence(vectors: StudentVectors, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The best sentence similarity to `q` of each of these memories (matrix rows that all have
+    sentences): one product over just their sentences."""
+    counts = vectors.sentence_count[rows]
+    starts = np.cumsum(counts) - counts
+    flat = np.repeat(vectors.sentence_start[rows], counts) + (np.arange(counts.sum()) - np.repeat(starts, counts))
+    best: np.ndarray = np.maximum.reduceat(vectors.sentence_matrix[flat] @ q, starts)
+    return best

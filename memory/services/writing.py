@@ -1,0 +1,97 @@
+"""The steps every memory write shares: the student's revision, creating and rewriting a memory,
+and what follows a write (its index entry now, its embedding and fact extraction after commit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from accounts.models import User
+from core import background
+from core.errors import Forbidden
+from llm.tokens import count_tokens
+from memory.models import AIMemory, MemoryEmbedding
+from memory.search import embeddings, fts
+from memory.search.backend import search_backend
+from memory.selectors import memory_get
+
+# Kinds that facts are extracted from (memory.extraction), checked again by the task: what was
+# said and done with the student. Files are the student's documents, not facts about them.
+EXTRACTABLE_KINDS = (AIMemory.Kind.SUMMARY, AIMemory.Kind.NOTE, AIMemory.Kind.TEACHER_NOTE, AIMemory.Kind.QUIZ_RESULT)
+
+
+def student_revision_next(student_id: int) -> int:
+    """Take the student's next memory revision, inside the caller's transaction.
+
+    Every write to a student's memories or vectors calls this and stamps the rows it writes with
+    the value, so that the SQLite vector cache (memory.search.vector_cache) catches up from the rows
+    stamped above what it holds. PostgreSQL keeps no cache and counts nothing (0).
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("student_revision_next must run inside the write's transaction")
+    return search_backend().revision_next(student_id)
+
+
+def memory_tokens(title: str, content: str) -> int:
+    return count_tokens(f"{title}\n{content}")
+
+
+def memory_create(*, title: str, content: str, **fields: Any) -> AIMemory:
+    """Create a validated memory, its token count and its index entry, in one transaction.
+
+    The embedding task is enqueued by `memory_written` once that transaction commits.
+    """
+    with transaction.atomic():
+        student_id = fields["student"].pk if "student" in fields else fields["student_id"]
+        memory = AIMemory.objects.create(
+            title=title,
+            content=content,
+            token_count=memory_tokens(title, content),
+            created_at=timezone.now(),
+            revision=student_revision_next(student_id),
+            **fields,
+        )
+        memory_written(memory)
+    return memory
+
+
+def memory_rewrite(memory: AIMemory, *, title: str, content: str) -> None:
+    """New text for a locked memory: re-indexed at once, re-embedded after commit; a rewrite by
+    a model's summary or a teacher settles a fallback (no review needed, full confidence)."""
+    memory.title, memory.content = title, content
+    memory.token_count = memory_tokens(title, content)
+    memory.needs_review, memory.confidence = False, 1.0
+    memory.revision = student_revision_next(memory.student_id)
+    fields = ["title", "content", "token_count", "needs_review", "confidence", "revision", "updated_at"]
+    memory.save(update_fields=fields)
+    MemoryEmbedding.objects.filter(memory=memory).delete()
+    memory_written(memory)
+
+
+def memory_written(memory: AIMemory) -> None:
+    """Index a memory just written or edited, in the caller's transaction; embed it after commit.
+
+    The memory is committed either way: if the broker is down, `embeddings_sweep` (and
+    `manage.py reembed`) embed it later, and recall finds it lexically meanwhile. Facts are a
+    bonus drawn from a memory that is committed either way.
+    """
+    language = User.objects.filter(pk=memory.student_id).values_list("language", flat=True).first() or "en"
+    search_backend().index(
+        [fts.IndexRow(memory.pk, memory.student_id, fts.memory_text(memory.title, memory.content), language)]
+    )
+    if embeddings.backend_name() != "none":
+        background.enqueue("memory.tasks.memory_embed", memory.pk)
+    if settings.MEMORY_EXTRACTION_ENABLED and memory.kind in EXTRACTABLE_KINDS and not memory.needs_review:
+        background.enqueue("memory.tasks.memory_facts_extract", memory.pk)
+
+
+def memory_for_edit(*, user: Any, memory_id: Any) -> AIMemory:
+    """The memory locked for an edit by `user`: a teacher of the student (404 outside scope)."""
+    memory = memory_get(user=user, memory_id=memory_id)
+    if getattr(user, "role", None) != User.Role.TEACHER:
+        raise Forbidden(_("Only a teacher of the student can edit or archive a memory."))
+    return AIMemory.objects.select_for_update().get(pk=memory.pk)
