@@ -374,7 +374,7 @@ def explain(sql: str, params: Any) -> str:
 
 
 def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, Any]:
-    config = recall.RecallConfig.from_settings()
+    config = recall.RecallConfig()
     embedder = FixedEmbedder()
 
     def run(query: str, qv: np.ndarray, strategy: str, config: recall.RecallConfig = config) -> recall.RecallResult:

@@ -1,6 +1,6 @@
 """Turning an ended conversation into its one AIMemory summary (run by the Celery task
 `conversations.tasks.conversation_summarize`). The memory itself is stored by the memory app
-(`memory.services.memory_summary_store`), from the summary prompt of memory.prompts."""
+(`memory.services.records.memory_summary_store`), from the summary prompt of memory.prompts."""
 
 from __future__ import annotations
 

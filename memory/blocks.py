@@ -46,7 +46,7 @@ class EmbeddedQueries:
 
 def _query_texts(*, student_id: int, message: str, language: str) -> list[str]:
     """The texts recall will embed for `message`: itself, and its topic text if it has one."""
-    config = RecallConfig.from_settings()
+    config = RecallConfig()
     topic = None
     if config.topic_weight > 0:
         topic = topic_query(student_id=student_id, query=message, language=language, config=config)

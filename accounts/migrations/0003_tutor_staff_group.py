@@ -1,7 +1,7 @@
 """The "Tutor staff" group: what a teacher with is_staff may do in the Django admin.
 
 View conversations, messages, memories and LLM usage, and archive memories (the memory admin's
-only change, through memory.services.memory_archive_by_staff; it edits no field).
+only change, through memory.services.lifecycle.memory_archive_by_staff; it edits no field).
 """
 
 from django.contrib.auth.management import create_permissions

@@ -1,7 +1,7 @@
 """Explicit dates in a recall query ("on 3 June 2023", "in March 2024", "le 12 mars 2024").
 
 A student or a teacher who names a date is asking about what happened then; memory.search.recall turns
-the spans found here into a signal on each candidate's `created_at` (RECALL_DATE_WEIGHT).
+the spans found here into a signal on each candidate's `created_at` (date_weight).
 
 Recognised, in the student's language (en or fr; month names and their usual abbreviations):
 - a day: `2023-06-03`, `3 June 2023`, `3rd of June, 2023`, `June 3, 2023`, `le 3 juin 2023`;

@@ -4,10 +4,10 @@ One statement per query, an exact scan of one student's vectors (the design arti
 no approximate index under a few tens of thousands of rows per student):
 1. every vector's whole-text similarity to the query (`<#>`, the negative inner product: the
    vectors are L2-normalised, so it is minus the cosine), of which only the
-   RECALL_SENTENCE_SHORTLIST closest (at least `depth`) are kept, a top-N sort; only those are
+   sentence_shortlist closest (at least `depth`) are kept, a top-N sort; only those are
    joined to their memory, which must be active (the services delete an archived memory's
    vector, so this drops nothing but what was archived behind their back);
-2. those are scored by sentence too, and their score mixes both (RECALL_SENTENCE_MIX), as
+2. those are scored by sentence too, and their score mixes both (sentence_mix), as
    memory.search.recall describes. A mixed score is never below the memory's whole-text score, so no
    memory outside the shortlist could rank above the shortlist's top `depth`: the top is exact
    without mixing the rest;

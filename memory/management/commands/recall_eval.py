@@ -212,7 +212,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: not a recall set ({exc})") from exc
         if options["conversations"]:
             conversations = conversations[: options["conversations"]]
-        base = recall.RecallConfig.from_settings()
+        base = recall.RecallConfig()
         strategies: dict[str, tuple[str, recall.RecallConfig]] = {
             name: (name, base) for name in options["strategies"].split(",") if name
         }
@@ -313,7 +313,7 @@ class Command(BaseCommand):
                 questions = conversation["questions"]
                 vectors: Any = [None] * len(questions)
                 topic_vectors: list[Any] = [None] * len(questions)
-                base = recall.RecallConfig.from_settings()
+                base = recall.RecallConfig()
                 if embedder is not None:
                     bar.update(status=f"{label}: embedding")
                     memory_embeddings_write(memory_ids=list(external), embedder=embedder)

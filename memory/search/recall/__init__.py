@@ -3,8 +3,8 @@
 Hybrid: lexical candidates (BM25) and semantic ones (memory vectors, with a topic signal) from
 the database's search (memory.search.backend) through memory.search.recall.candidates, fused by
 standardised scores (or ranks), with a date term and a relation bonus, by
-memory.search.recall.fusion; tuned by RecallConfig (memory.search.recall.config, from the
-RECALL_* settings). docs/recall.md says how and why, with the figures.
+memory.search.recall.fusion; tuned by RecallConfig (memory.search.recall.config: code defaults,
+the same in tests and production). docs/recall.md says how and why, with the figures.
 
 Contract:
 - Scoping: `recall` takes a student id and is called on behalf of that student (the chat turn)
@@ -94,7 +94,7 @@ def recall(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown recall strategy {strategy!r}")
-    config = config or RecallConfig.from_settings()
+    config = config or RecallConfig()
     started = time.perf_counter()
     if strategy == "latest":
         ids = list(

@@ -59,11 +59,6 @@ class RecallConfig:
     lexical_floor: float = 0.4
     semantic_floor: float = 0.3
 
-    @classmethod
-    def from_settings(cls) -> RecallConfig:
-        """The configuration recall runs with when given none: the defaults."""
-        return cls()
-
     def with_(self, **changes: Any) -> RecallConfig:
         return replace(self, **changes)
 
