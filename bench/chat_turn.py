@@ -1,7 +1,7 @@
 """Server-side cost of one chat turn, on PostgreSQL, with a model that answers at once.
 
 For every combination of a student with 10 / 1,000 / 10,000 memories and a conversation of
-10 / 1,000 / 10,000 messages, this times `conversations.services.message_send(...)` (the whole
+10 / 1,000 / 10,000 messages, this times `message_send(...)` (the API's whole
 turn: lock, store the student's message, memories, context, model call over HTTP, store the
 reply) and counts its database queries. The model is the scripted OpenAI-compatible server of
 the test suite (tests/llm_server.py), started in this process, answering every call at once
@@ -920,12 +920,29 @@ class QueryRecorder:
 _queries = QueryRecorder()
 
 
+def message_send(*, user: Any, conversation_id: int, content: str, client_message_id: str) -> Any:
+    """One whole chat turn from synchronous code, as the API runs it (conversations.streaming):
+    the feed once the reply is stored. Raises the turn's ApplicationError."""
+    from asgiref.sync import async_to_sync
+
+    from conversations import streaming
+
+    async def turn() -> Any:
+        feed = await streaming.turn_open(
+            user=user, conversation_id=conversation_id, content=content, client_message_id=client_message_id
+        )
+        await feed.wait()
+        if feed.error is not None:
+            raise feed.error
+        return feed
+
+    return async_to_sync(turn)()
+
+
 def one_turn(
     *, student: Any, conversation_id: int, rng: random.Random, series: Series | None, content: str | None = None
 ) -> None:
     """One chat turn through `message_send`, timed, its queries and model calls recorded in `series`."""
-    from conversations.services import message_send
-
     content = content or student_text(rng)
     client_id = f"bench-{uuid.uuid4().hex}"
     _model_seconds.clear()
@@ -935,7 +952,7 @@ def one_turn(
             user=student, conversation_id=conversation_id, content=content, client_message_id=client_id
         )
         elapsed = time.perf_counter() - started
-    if not (result.created and result.reply.content):
+    if result.replayed or result.reply is None or not result.reply.content:
         raise RuntimeError(f"turn in conversation {conversation_id} did not produce a reply")
     if series is not None:
         series.seconds.append(elapsed)
@@ -1346,7 +1363,7 @@ def print_report(
             f"{b['median_ms'] / p['median_ms']:>9.1f}x"
         )
     print()
-    print("Times in ms. turn = conversations.services.message_send, the whole turn; of which db = time in")
+    print("Times in ms. turn = the whole turn, as the API runs it (conversations.streaming); of which db = time in")
     print("database calls, model = time in llm.gateway.complete (openai SDK, HTTP, scripted model);")
     print("naive = the same turn plus re-reading and re-tokenising the whole history (the baseline);")
     print("queries = database queries per turn, on every connection the turn's steps used.")

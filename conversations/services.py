@@ -1,62 +1,30 @@
-"""Writes on conversations: create, send a message (one chat turn), end.
+"""Writes on conversations: create, end.
 
-The chat turn itself lives in conversations.turns (its database steps) and
-conversations.streaming (the model, awaited without holding a thread or a connection).
+The chat turn lives in conversations.turns (its database steps) and conversations.streaming
+(the model, awaited without holding a thread or a connection).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from conversations import streaming
 from conversations.models import Conversation, Message
 from conversations.selectors import conversation_get, require_student_owner
 from core import background
 from core.errors import Forbidden
 
 
-@dataclass(frozen=True)
-class TurnResult:
-    student_message: Message
-    reply: Message
-    created: bool
-
-
 def conversation_create(*, user: Any, subject: str = "") -> Conversation:
     if getattr(user, "role", None) != User.Role.STUDENT:
         raise Forbidden(_("Only students can start a conversation."))
     return Conversation.objects.create(student=user, subject=subject, last_activity_at=timezone.now())
-
-
-# --- Sending a message ------------------------------------------------------------------------
-
-
-def message_send(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnResult:
-    """One whole chat turn from synchronous code (the API's turn is asynchronous: see
-    conversations.streaming, whose contract this shares). Raises the turn's ApplicationError."""
-    return async_to_sync(_message_send)(
-        user=user, conversation_id=conversation_id, content=content, client_message_id=client_message_id
-    )
-
-
-async def _message_send(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnResult:
-    feed = await streaming.turn_open(
-        user=user, conversation_id=conversation_id, content=content, client_message_id=client_message_id
-    )
-    await feed.wait()
-    if feed.error is not None:
-        raise feed.error
-    assert feed.student_message is not None and feed.reply is not None
-    return TurnResult(feed.student_message, feed.reply, not feed.replayed)
 
 
 # --- Ending -----------------------------------------------------------------------------------
