@@ -157,10 +157,12 @@ def run_schemathesis(
     print(done.stdout[failures_at : failures_at + 20000] if failures_at >= 0 else done.stdout[-3000:])
     if done.returncode not in (0, 1):
         print(done.stderr[-3000:])
-    requests, failures = 0, 0
+    requests, failures, errors = 0, 0, []
     for line in report.read_text().splitlines():
         event = json.loads(line)
         for kind, payload in event.items():
+            if kind == "NonFatalError":
+                errors.append(payload.get("value", {}))
             if kind == "ScenarioFinished":
                 recorder = payload.get("recorder", {})
                 for interactions in recorder.get("interactions", {}).values():
@@ -171,7 +173,17 @@ def run_schemathesis(
                     for c in checks
                     if str(c.get("status")).lower() == "failure"
                 )
-    return requests, failures, done.returncode
+    code = done.returncode
+    if code == 1 and failures == 0 and errors and all(_interpreter_bug(e) for e in errors):
+        # CPython 3.11's ast raises this SystemError inside schemathesis's own process (the
+        # client), on no request of ours: the operations are still fuzzed in the other phases.
+        print(f"schemathesis: {len(errors)} runtime errors of the fuzzer's interpreter, not the API: {errors[0]}")
+        code = 0
+    return requests, failures, code
+
+
+def _interpreter_bug(error: dict[str, str]) -> bool:
+    return error.get("type") == "SystemError" and "AST constructor recursion depth mismatch" in error.get("message", "")
 
 
 def main() -> int:
