@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -94,8 +95,9 @@ class PromptBlock(Protocol):
     def build(self, turn: PromptTurn, budget: int) -> Part: ...
 
 
-class BaseBlock:
-    """Defaults for a block: nothing to prepare, a share of nothing, shrinks."""
+class BaseBlock(ABC):
+    """Defaults for a block: nothing to prepare, a share of nothing, shrinks; `build` is each
+    block's own."""
 
     name = ""
     position = 50
@@ -107,8 +109,8 @@ class BaseBlock:
     async def prepare(self, turn: PromptTurn) -> None:
         return None
 
-    def build(self, turn: PromptTurn, budget: int) -> Part:
-        raise NotImplementedError
+    @abstractmethod
+    def build(self, turn: PromptTurn, budget: int) -> Part: ...
 
 
 _registry: dict[str, PromptBlock] = {}

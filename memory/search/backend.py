@@ -24,6 +24,7 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def _backend(vendor: str) -> SearchBackend:
         from memory.search.sqlite import SqliteSearch
 
         return SqliteSearch()
-    raise NotImplementedError(f"memory search supports SQLite and PostgreSQL, not {vendor}")
+    raise ImproperlyConfigured(f"memory search supports SQLite and PostgreSQL, not {vendor}")
 
 
 def search_backend() -> SearchBackend:
