@@ -1,8 +1,10 @@
 """PostgreSQL lexical search: the designs measured against each other (docs/recall.md).
 
     DATABASE_URL=postgres://... .venv/bin/python bench/lexical_alternatives.py STUDENT_ID [--queries 100]
+    DATABASE_URL=postgres://... .venv/bin/python bench/lexical_alternatives.py --smoke
 
-Run on a student seeded by bench/recall_latency.py (with its --keep option). Builds a scratch
+Run on a student seeded by bench/recall_latency.py (with its --keep option); `--smoke` (for CI)
+seeds a throwaway student of 1,000 memories the same way, runs 20 queries and removes it. Builds a scratch
 tsvector table with a GIN index for that student (dropped at the end) and times, over
 the same queries, with limit 50:
 - tsvector_bm25: the previous design (BM25 from the unnested tsvectors of every match);
@@ -20,6 +22,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import django
 import numpy as np
@@ -66,14 +69,29 @@ GROUP BY term
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("student", type=int)
+    parser.add_argument("student", type=int, nargs="?")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--smoke", action="store_true", help="a throwaway student of 1,000 memories, 20 queries")
     args = parser.parse_args()
     import recall_latency
 
-    writer = recall_latency.Writer(7)
-    queries = [writer.query() for _ in range(args.queries)]
-    student = args.student
+    if args.smoke:
+        from accounts.models import User
+
+        seeded = User.objects.create_user(username=f"bench-lexical-smoke-{int(time.time())}")
+        recall_latency.populate(seeded, 1000, recall_latency.Writer(1000), np.random.default_rng(1000))
+        args.student, args.queries = seeded.pk, 20
+    elif args.student is None:
+        parser.error("a student id (seeded by bench/recall_latency.py --keep), or --smoke")
+    try:
+        measure(args.student, args.queries, recall_latency.Writer(7))
+    finally:
+        if args.smoke:
+            recall_latency.remove(seeded)
+
+
+def measure(student: int, count: int, writer: Any) -> None:
+    queries = [writer.query() for _ in range(count)]
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE IF EXISTS scratch_search")
         cursor.execute(

@@ -4,7 +4,7 @@ PostgreSQL's own full text, a tsvector column with a GIN index ranked by `ts_ran
     .venv/bin/python scripts/pgsearch.py start /tmp/pg-lexq    # prints postgres://...:PORT/tutor_test
     DATABASE_URL=postgres://postgres@127.0.0.1:PORT/tutor_test \\
         .venv/bin/python bench/lexical_quality.py /work/shared/bench-data/locomo-session-memories.json \\
-        [--engines bm25,ts_rank_cd,ts_rank/1,ts_rank_cd@pg,...] [--conversations N] [--json out.json]
+        [--engines bm25,ts_rank_cd,ts_rank/1,ts_rank_cd@pg,...] [--conversations N] [--json out.json] [--smoke]
 
 Each engine is one run of `manage.py recall_eval PATH --strategies lexical,hybrid`, in this
 process and in the command's own throwaway database (created, migrated and dropped by it, so
@@ -375,7 +375,10 @@ def main() -> None:
     parser.add_argument("--engines", default="bm25,ts_rank_cd,ts_rank_cd/2,ts_rank_cd@pg,ts_rank/1,ts_rank/1@pg")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations")
     parser.add_argument("--json", type=Path, help="also write the machine and every engine's report here")
+    parser.add_argument("--smoke", action="store_true", help="for CI: BM25 alone on the first conversation")
     args = parser.parse_args()
+    if args.smoke:
+        args.engines, args.conversations = "bm25", 1
     if connection.vendor != "postgresql":
         raise SystemExit("bench/lexical_quality.py compares PostgreSQL engines: set DATABASE_URL to a PostgreSQL one")
     engines = [Engine.parse(name) for name in args.engines.split(",") if name]

@@ -4,6 +4,7 @@
     export TUTOR_VAR_DIR=/tmp/var-latency DATABASE_URL=postgres://postgres@127.0.0.1:PORT/tutor_test
     .venv/bin/python manage.py migrate
     .venv/bin/python bench/recall_latency.py [--sizes 1000,10000,100000] [--queries 200] [--json out.json]
+        [--compare /path/to/another/checkout] [--smoke]
     .venv/bin/python scripts/pgsearch.py stop /tmp/pg-bench
 
 PostgreSQL with pgvector is what this measures (scripts/pgsearch.py runs PostgreSQL 18 with
@@ -30,7 +31,12 @@ Reported for each size (milliseconds, over the queries, without the query embedd
 - fresh process: a new Python process (django.setup(), then one connection) runs one hybrid
   recall for the student, then a second query; the median of 3 processes, beside the warm p50;
 - how the lexical queries ended (pruned / fallback / full, see memory.search.fts), and EXPLAIN ANALYZE
-  of the vector statement for one query.
+  of the vector statement for one query;
+- with `--compare TREE`: recall from another checkout (the base of a change) against this one,
+  each in a warm process of its own, query by query, alternating which goes first (`compare`);
+  the other checkout reads a copy of the database without the postings' covering index.
+`--smoke` is the smallest run, for CI. `--hnsw-locomo RECALL_SET` measures pgvector's HNSW index
+against the exact scan on real MiniLM vectors instead (`hnsw_locomo`).
 Another student's 10,000 memories (`--neighbour`) are in the same tables throughout, as in
 production, so that the statements have to find the measured student's rows by their indexes.
 The local MiniLM query embedding is measured apart, once (not with --no-embedding). Everything
@@ -68,7 +74,7 @@ from django.utils import timezone  # noqa: E402
 from accounts.models import User  # noqa: E402
 from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
 from memory.models import AIMemory, MemoryEmbedding  # noqa: E402
-from memory.search import embeddings, fts, postings, recall  # noqa: E402
+from memory.search import embeddings, fts, postings, recall, vector_search  # noqa: E402
 from memory.search.backend import search_backend  # noqa: E402
 
 MODEL = "bench:random-384"
@@ -187,7 +193,8 @@ def _seed_postgresql(
     with transaction.atomic(), raw.cursor() as cur:
         with cur.copy(
             "COPY memory_aimemory (kind, title, content, source, token_count, status, visibility, archived_reason,"
-            " source_ref, needs_review, confidence, created_at, updated_at, student_id, revision) FROM STDIN"
+            " source_ref, needs_review, confidence, created_at, updated_at, student_id, revision, evidence, model,"
+            " successes, failures, recall_count) FROM STDIN"
         ) as copy:
             for i, (title, content, _) in enumerate(texts):
                 created = now - timedelta(minutes=i)
@@ -207,6 +214,11 @@ def _seed_postgresql(
                         created,
                         created,
                         student.pk,
+                        0,
+                        "[]",
+                        "",
+                        0,
+                        0,
                         0,
                     )
                 )
@@ -349,16 +361,13 @@ def summary(values: list[float]) -> dict[str, float]:
     return {"p50": round(float(np.percentile(values, 50)), 2), "p95": round(float(np.percentile(values, 95)), 2)}
 
 
-_VECTOR_STATEMENT = "WITH whole AS MATERIALIZED"  # how memory.search.vector_search's statement starts
-
-
 @contextmanager
 def vector_statements() -> Iterator[list[tuple[str, Any]]]:
     """The vector statements (SQL and parameters) run on this connection inside the block."""
     seen: list[tuple[str, Any]] = []
 
     def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if sql.lstrip().startswith(_VECTOR_STATEMENT):
+        if sql == vector_search.SQL:
             seen.append((sql, params))
         return execute(sql, params, many, context)
 
@@ -424,6 +433,140 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
         "vector_statements_per_hybrid_recall": len(seen),
         "vector_plan": explain(*seen[0]) if seen else "",
     }
+
+
+# A process that runs recalls for the comparison (`compare`), in the tree given by its working
+# directory (this one, or the base's): one JSON job per line on stdin, one JSON answer per line.
+_WORKER = r"""
+import json, os, sys, zlib
+sys.path.insert(0, os.getcwd())
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
+import django
+django.setup()
+import numpy as np
+from memory.search import embeddings, recall
+
+
+class Embedder:
+    name = "bench:random-384"
+
+    def embed(self, texts, *, student_id=None):
+        rows = [np.random.default_rng(zlib.crc32(t.encode())).standard_normal(384) for t in texts]
+        return embeddings.normalise(np.array(rows, dtype=np.float32))
+
+
+config = recall.RecallConfig()
+configs = {True: config, False: config.with_(topic_weight=0)}
+embedder = Embedder()
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    job = json.loads(line)
+    result = recall.recall(
+        student_id=job["student"], query=job["query"], language="en", config=configs[job["topic"]],
+        query_vector=np.asarray(job["vector"], dtype=np.float32), embedder=embedder, strategy=job["strategy"],
+    )
+    assert not result.degraded, result.degraded
+    print(json.dumps({"ms": result.search_ms, "ids": result.ids}), flush=True)
+"""
+
+
+class Worker:
+    """A `_WORKER` process in `tree`, on the database `url`."""
+
+    def __init__(self, tree: Path, url: str) -> None:
+        env = {**os.environ, "DATABASE_URL": url}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER], cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        self.ask(None)
+
+    def ask(self, job: dict[str, Any] | None) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        if job is not None:
+            self.process.stdin.write(json.dumps(job) + "\n")
+            self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the recall worker ended ({self.process.wait()})")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def _database_url(name: str) -> str:
+    """DATABASE_URL with another database name."""
+    url = os.environ["DATABASE_URL"]
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+@contextmanager
+def base_database() -> Iterator[str]:
+    """A copy of the bench's database (CREATE DATABASE ... TEMPLATE) without what the base tree's
+    schema lacks (tf and doc_len in the postings' primary key), for the base's recall; dropped at the end."""
+    import psycopg
+
+    name = connection.settings_dict["NAME"]
+    copy = f"{name}_base"
+    connection.close()
+    if hasattr(connection, "close_pool"):
+        connection.close_pool()
+    admin = _database_url("postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{copy}"')
+        conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
+    try:
+        with psycopg.connect(_database_url(copy), autocommit=True) as conn:
+            conn.execute(
+                "ALTER TABLE memory_posting DROP CONSTRAINT memory_posting_pkey, "
+                "ADD CONSTRAINT memory_posting_pkey PRIMARY KEY (student_id, term, memory_id)"
+            )
+            conn.execute("VACUUM ANALYZE memory_posting")
+        yield _database_url(copy)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
+
+
+def compare(student: User, queries: list[str], qvecs: np.ndarray, base: Path) -> dict[str, Any]:
+    """Recall in the base tree (on a copy of the database without the covering index) and in
+    this one, query by query, alternating which goes first; each in its own process, warm."""
+    with base_database() as base_url:
+        workers = {"base": Worker(base, base_url), "new": Worker(Path(__file__).resolve().parent.parent,
+                                                                  os.environ["DATABASE_URL"])}  # fmt: skip
+        try:
+            out: dict[str, Any] = {}
+            for strategy, topic in (("hybrid", True), ("hybrid", False), ("lexical", True), ("semantic", True)):
+                times: dict[str, list[float]] = {"base": [], "new": []}
+                same = 0
+                jobs = [
+                    {"student": student.pk, "query": q, "vector": qv.tolist(), "topic": topic, "strategy": strategy}
+                    for q, qv in zip(queries, qvecs, strict=True)
+                ]
+                for job in jobs[:5]:  # warm-up
+                    for worker in workers.values():
+                        worker.ask(job)
+                for i, job in enumerate(jobs):
+                    order = ["base", "new"] if i % 2 == 0 else ["new", "base"]
+                    answers = {name: workers[name].ask(job) for name in order}
+                    for name, answer in answers.items():
+                        times[name].append(answer["ms"])
+                    same += answers["base"]["ids"] == answers["new"]["ids"]
+                key = strategy + ("" if topic else "_without_topic")
+                out[key] = {
+                    "base": summary(times["base"]),
+                    "new": summary(times["new"]),
+                    "p50_speed_up": round(float(np.median(times["base"]) / np.median(times["new"])), 2),
+                    "same_ids_in_order": f"{same}/{len(jobs)}",
+                }
+            return out
+        finally:
+            for worker in workers.values():
+                worker.close()
 
 
 def fresh_processes(student: User, queries: list[str], qvecs: np.ndarray, processes: int = 3) -> dict[str, Any]:
@@ -502,21 +645,79 @@ def machine() -> dict[str, Any]:
     }
 
 
+def hnsw_locomo(path: Path) -> dict[str, Any]:
+    """pgvector's HNSW index against the exact scan on real MiniLM vectors: every LoCoMo memory's
+    whole text and sentences (memory.search.embeddings.sentences), embedded by the local
+    embedder, in one temporary table; the non-adversarial questions as queries. recall@50: the
+    share of the exact 50 nearest that the index returns, for a few `hnsw.ef_search`."""
+    data = json.loads(path.read_text())
+    texts: list[str] = []
+    for conversation in data["conversations"]:
+        for memory in conversation["memories"]:
+            texts.append(fts.memory_text(memory["title"], memory["content"]))
+            texts += embeddings.sentences(memory["content"])
+    questions = [q["question"] for c in data["conversations"] for q in c["questions"] if q["category"] != "adversarial"]
+    embedder = embeddings.LocalEmbedder()
+    t = time.monotonic()
+    vectors = np.concatenate([embedder.embed(texts[i : i + 256]) for i in range(0, len(texts), 256)])
+    qvecs = np.concatenate([embedder.embed(questions[i : i + 256]) for i in range(0, len(questions), 256)])
+    embed_s = time.monotonic() - t
+    k = 50
+    out: dict[str, Any] = {"vectors": len(texts), "queries": len(questions), "embed_s": round(embed_s, 1)}
+    top_sql = "SELECT id FROM bench_hnsw ORDER BY v <#> %s::vector(384) LIMIT 50"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE bench_hnsw (id integer PRIMARY KEY, v vector(384)) ON COMMIT DROP")
+        cursor.executemany(
+            "INSERT INTO bench_hnsw VALUES (%s, %s::vector)",
+            [(i, "[" + ",".join(f"{x:.8g}" for x in row) + "]") for i, row in enumerate(vectors.tolist())],
+        )
+        cursor.execute("ANALYZE bench_hnsw")
+
+        def run(label: str) -> list[set[int]]:
+            found, times = [], []
+            for qv in qvecs:
+                t = time.perf_counter()
+                cursor.execute(top_sql, ["[" + ",".join(f"{x:.8g}" for x in qv.tolist()) + "]"])
+                found.append({int(r[0]) for r in cursor.fetchall()})
+                times.append((time.perf_counter() - t) * 1000)
+            out[label] = summary(times)
+            return found
+
+        exact = run("exact")
+        t = time.monotonic()
+        cursor.execute("CREATE INDEX ON bench_hnsw USING hnsw (v vector_ip_ops)")  # m 16, ef_construction 64
+        out["hnsw_build_s"] = round(time.monotonic() - t, 2)
+        for ef in (40, 100, 200):
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            found = run(f"hnsw_ef{ef}")
+            out[f"hnsw_ef{ef}"]["recall_at_50"] = round(
+                float(np.mean([len(a & b) / k for a, b in zip(exact, found, strict=True)])), 4
+            )
+        cursor.execute("EXPLAIN " + top_sql, ["[" + ",".join("0" for _ in range(384)) + "]"])
+        out["hnsw_plan_uses_index"] = any("bench_hnsw_v_idx" in r[0] for r in cursor.fetchall())
+    return out
+
+
 def measure_sizes(args: argparse.Namespace, queries: list[str], qvecs: np.ndarray, results: dict[str, Any]) -> None:
     for size in [int(s) for s in args.sizes.split(",")]:
+        size_queries, size_qvecs = (queries[: args.queries_large], qvecs[: args.queries_large]) if size >= 100_000 \
+            else (queries, qvecs)  # fmt: skip
         student = User.objects.create_user(username=f"bench-recall-{size}-{int(time.time())}")
         try:
             started = time.monotonic()
             setup = populate(student, size, Writer(size), np.random.default_rng(size))
             setup["total_s"] = round(time.monotonic() - started, 1)
             load_before = load()
-            measured = measure(student, queries, qvecs)
-            fresh = fresh_processes(student, queries, qvecs)
+            measured = measure(student, size_queries, size_qvecs)
+            fresh = fresh_processes(student, size_queries, size_qvecs, processes=1 if args.smoke else 3)
             fresh["first_recall_vs_warm_p50"] = round(fresh["first_recall_ms"] / measured["recall"]["p50"], 1)
             measured["fresh_process"] = fresh
             measured["setup"] = setup
             measured["load"] = {"before": load_before, "after": load()}
             measured["student_id"] = student.pk
+            if args.compare:
+                measured["base_vs_new"] = compare(student, size_queries, size_qvecs, args.compare)
             results["sizes"][str(size)] = measured
             shown = {k: v for k, v in measured.items() if k != "vector_plan"}
             print(size, json.dumps(shown), flush=True)
@@ -541,9 +742,28 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the students (their ids are printed)")
     parser.add_argument("--first-queries", action="store_true", help=argparse.SUPPRESS)  # the fresh process
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--compare", type=Path, metavar="TREE",
+        help="also run recall from another checkout of the product (e.g. the base of a change) on a copy of the "
+        "database, alternating with this one query by query",
+    )  # fmt: skip
+    parser.add_argument(
+        "--hnsw-locomo", type=Path, metavar="RECALL_SET",
+        help="instead: HNSW against the exact scan on the MiniLM vectors of a recall set (LoCoMo's, read in place)",
+    )  # fmt: skip
+    parser.add_argument("--queries-large", type=int, default=60, help="queries at 100,000 memories and more")
+    parser.add_argument(
+        "--smoke", action="store_true",
+        help="the smallest run, for CI (1,000 memories, no neighbour, 10 queries, one fresh process; under a minute)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.first_queries:
         first_queries()
+        return
+    if args.smoke:
+        args.sizes, args.queries, args.neighbour, args.no_embedding = "1000", 10, 0, True
+    if args.hnsw_locomo:
+        print(json.dumps(hnsw_locomo(args.hnsw_locomo), indent=2))
         return
     if connection.vendor != "postgresql":
         sys.exit("bench/recall_latency.py measures PostgreSQL: set DATABASE_URL (see scripts/pgsearch.py)")

@@ -351,6 +351,8 @@ class Posting(models.Model):
 
     class Meta:
         db_table = "memory_posting"
+        # On PostgreSQL the primary key INCLUDEs tf and doc_len (migration 0016), so a term's
+        # postings are an index-only scan; Django cannot state INCLUDE on a primary key.
 
     def __str__(self) -> str:
         return f"{self.term} in {self.memory_id}"

@@ -27,11 +27,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db import connection
 
 from memory.fields import vector_text
+from memory.search.postings import server_cursor
 
-_SQL = """
+# The statement (memory.search.vector_search.search runs it; bench/recall_latency.py recognises it).
+SQL = """
 WITH nearest AS MATERIALIZED (
     SELECT e.memory_id, (e.vector <#> %(q)s::vector) * -1 AS sim
     FROM memory_memoryembedding e
@@ -129,8 +130,8 @@ def search(
         "depth": max(depth, 0),
         "extra": [int(pk) for pk in extra],
     }
-    with connection.cursor() as cursor:
-        cursor.execute(_SQL, params)
+    with server_cursor() as cursor:
+        cursor.execute(SQL, params)
         rows = sorted(cursor.fetchall())
     ids = np.array([r[0] for r in rows], dtype=np.int64)
     scores = np.array([r[2] for r in rows], dtype=np.float64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dj_database_url
 
 from .django import VAR_DIR
-from .env import SettingsError, env_float, env_int, env_str, env_url
+from .env import SettingsError, env_bool, env_float, env_int, env_str, env_url
 
 # --- Database -------------------------------------------------------------------------------
 # DATABASE_URL selects PostgreSQL in production; the default is an embedded SQLite file.
@@ -21,6 +21,11 @@ except (ValueError, KeyError) as _exc:
 DB_POOL_MIN_SIZE = env_int("DB_POOL_MIN_SIZE", 1, minimum=0)
 DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 6, minimum=1)
 DB_POOL_TIMEOUT_SECONDS = env_float("DB_POOL_TIMEOUT_SECONDS", 10.0, minimum=0)
+# Memory search's hot statements (memory.search.postings.server_cursor) are bound on the server
+# and prepared once per connection. Turn off behind a pooler that does not keep prepared
+# statements across transactions (pgbouncer in transaction mode before 1.21, or without
+# max_prepared_statements): they are then bound on the server but never prepared.
+DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A bounded pool per process (psycopg_pool). A request or a chat-turn step borrows a
     # connection and gives it back when it ends: a turn holds none while the model thinks, so
@@ -31,7 +36,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "max_size": DB_POOL_MAX_SIZE,
             # A request that finds the pool empty this long answers 503 (retry_safe).
             "timeout": DB_POOL_TIMEOUT_SECONDS,
-        }
+        },
+        # psycopg prepares a statement of a server-binding cursor the first time it runs (0), or
+        # never (None, Django's default). Django's own cursors bind on the client and never prepare.
+        "prepare_threshold": 0 if DB_PREPARED_STATEMENTS else None,
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web server read while the worker writes; the timeout waits for a writer

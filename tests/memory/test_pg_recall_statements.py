@@ -1,0 +1,171 @@
+"""PostgreSQL's recall statements: the lexical ones read the postings by an index-only scan, the
+hot ones are prepared once per connection, and the vector statement ranks as documented
+(memory.search.vector_search), checked against the same ranking computed in numpy."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memory.models import AIMemory, MemoryEmbedding
+from memory.search import postings, vector_search
+from tests.conftest import make_user
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif("connection.vendor != 'postgresql'", reason="PostgreSQL's statements"),
+]
+
+MODEL = "test:random-16"
+DIM = 16
+
+
+def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
+    values = rng.standard_normal((rows, DIM)).astype(np.float32)
+    return values / np.linalg.norm(values, axis=1, keepdims=True)
+
+
+def _plan(sql: str, params: dict[str, Any]) -> str:
+    with connection.cursor() as cursor:
+        # The tables are tiny: without this the planner reads them whole. What is checked is
+        # that the index covers the statement, so that PostgreSQL can answer from it alone.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["_PG_BM25_ALL", "_PG_BM25_ONE", "_PG_BM25_PRUNED", "_PG_BM25_PRUNED_ONE"],
+)
+def test_the_lexical_statements_read_the_postings_from_the_covering_index_alone(statement: str) -> None:
+    student = make_user("pg-plan")
+    params = {
+        "student": student.pk,
+        "limit": 10,
+        "k1": postings.BM25_K1,
+        "k1p1": postings.BM25_K1 + 1,
+        "b": postings.BM25_B,
+        "avgdl": 20.0,
+        "terms": ["fraction", "denomin"],
+        "idf": [1.5, 0.7],
+        "rest_terms": ["practic"],
+        "rest_idf": [0.1],
+        "rest": 0.22,
+    }
+    plan = _plan(getattr(postings, statement), params)
+    scans = [line for line in plan.splitlines() if "memory_posting" in line]
+    assert scans, plan
+    assert all("Index Only Scan using memory_posting_pkey" in line for line in scans), plan
+
+
+def _memories(student: Any, rng: np.random.Generator, n: int) -> list[tuple[int, np.ndarray, np.ndarray, float]]:
+    """n memories with random vectors (0 to 4 sentences each), a day apart; (id, whole vector,
+    sentence vectors, age in days)."""
+    now = timezone.now()
+    out = []
+    for i in range(n):
+        memory = AIMemory.objects.create(
+            student=student, kind="note", title=f"m{i}", content="x", created_at=now - timedelta(days=i)
+        )
+        whole, sentences = _unit(rng, 1)[0], _unit(rng, int(rng.integers(0, 5)))
+        MemoryEmbedding.objects.create(
+            memory=memory, student=student, model=MODEL, dim=DIM, vector=whole,
+            sentences=len(sentences), sentence_vectors=sentences, text_hash="x",
+        )  # fmt: skip
+        out.append((memory.pk, whole, sentences, float(i)))
+    return out
+
+
+def _expected(
+    memories: list[tuple[int, np.ndarray, np.ndarray, float]],
+    q: np.ndarray,
+    topic: np.ndarray | None,
+    *,
+    depth: int,
+    shortlist: int,
+    mix: float,
+    half_life: float,
+    floor: float,
+    extra: list[int],
+) -> tuple[list[int], dict[int, float], dict[int, float]]:
+    """The documented ranking, in numpy: (top ids, {id: score}, {id: topic similarity})."""
+    sims = {pk: float(np.dot(whole.astype(np.float64), q)) for pk, whole, _, _ in memories}
+    short = sorted(sims, key=lambda pk: (-sims[pk], pk))[: max(shortlist, depth)]
+    by_id = {pk: (whole, sentences, age) for pk, whole, sentences, age in memories}
+
+    def decay(age: float) -> float:
+        return floor + (1 - floor) * 0.5 ** (age / half_life) if half_life > 0 else 1.0
+
+    scores: dict[int, float] = {}
+    for pk in short:
+        _, sentences, age = by_id[pk]
+        score = sims[pk]
+        if len(sentences) and mix > 0:
+            best = float(np.max(sentences.astype(np.float64) @ q))
+            score = (1 - mix) * sims[pk] + mix * max(best, sims[pk])
+        scores[pk] = score * decay(age)
+    top = sorted(scores, key=lambda pk: (-scores[pk], pk))[:depth]
+    for pk in extra:
+        if pk not in scores:
+            scores[pk] = sims[pk] * decay(by_id[pk][2])
+    returned = set(top) | set(extra)
+    topics: dict[int, float] = {}
+    if topic is not None:
+        for pk in returned:
+            whole, sentences, _ = by_id[pk]
+            vectors = sentences if len(sentences) else whole[None, :]
+            topics[pk] = float(np.max(vectors.astype(np.float64) @ topic))
+    return top, {pk: scores[pk] for pk in returned}, topics
+
+
+@pytest.mark.parametrize(("mix", "half_life", "with_topic"), [(0.5, 0.0, True), (0.5, 10.0, False), (0.0, 0.0, True)])
+def test_the_vector_statement_ranks_as_documented(mix: float, half_life: float, with_topic: bool) -> None:
+    rng = np.random.default_rng(3)
+    student = make_user("pg-vectors")
+    memories = _memories(student, rng, 40)
+    q = _unit(rng, 1)[0].astype(np.float64)
+    topic = _unit(rng, 1)[0].astype(np.float64) if with_topic else None
+    extra = [memories[i][0] for i in (3, 17, 25, 39)]
+    options = {"depth": 5, "shortlist": 12, "mix": mix, "half_life": half_life, "floor": 0.2, "extra": extra}
+    found = vector_search.search(
+        student_id=student.pk, model=MODEL, query=q.astype(np.float32),
+        topic=None if topic is None else topic.astype(np.float32), depth=5, extra=extra, shortlist=12, mix=mix,
+        half_life_days=half_life, decay_floor=0.2, now=timezone.now(),
+    )  # fmt: skip
+    # The vectors went through float32, as stored: compare with the stored ones.
+    q32 = q.astype(np.float32).astype(np.float64)
+    t32 = None if topic is None else topic.astype(np.float32).astype(np.float64)
+    top, scores, topics = _expected(memories, q32, t32, **options)  # type: ignore[arg-type]
+    assert found.top == top
+    assert sorted(found.ids.tolist()) == sorted(scores)
+    for pk, score, similarity in zip(found.ids.tolist(), found.scores.tolist(), found.topic.tolist(), strict=True):
+        assert score == pytest.approx(scores[pk], abs=1e-5)
+        if topic is None:
+            assert np.isnan(similarity)
+        else:
+            assert similarity == pytest.approx(topics[pk], abs=1e-5)
+
+
+def test_the_hot_statements_are_prepared_once_per_connection(settings: Any) -> None:
+    if connection.settings_dict["OPTIONS"].get("prepare_threshold") is None:
+        pytest.skip("DB_PREPARED_STATEMENTS is off")
+    student = make_user("pg-prepared")
+    memories = _memories(student, np.random.default_rng(5), 3)
+    for _ in range(3):
+        vector_search.search(
+            student_id=student.pk, model=MODEL, query=memories[0][1], topic=None, depth=2, extra=[], shortlist=3,
+            mix=0.5, half_life_days=0.0, decay_floor=0.2, now=timezone.now(),
+        )  # fmt: skip
+        postings.search(student_id=student.pk, query="fractions", language="en", limit=5)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert sum("memory_memoryembedding" in sql and "sentence_vectors" in sql for sql in prepared) == 1, prepared
+    assert sum("memory_student_stats" in sql for sql in prepared) == 1, prepared
