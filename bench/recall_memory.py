@@ -11,13 +11,14 @@ Migrates the configured database, seeds `--students` students of `--memories` me
 (bench/recall_latency.py's synthetic notes and random unit vectors, one per memory and one per
 sentence) and gives each an API token. Then it starts the production server (scripts/serve.sh,
 WEB_CONCURRENCY=1: one uvicorn process) with EMBEDDINGS_BACKEND=openai, pointed at a stand-in
-endpoint in this process that answers random unit vectors: no process loads torch, and the web
+endpoint in this process that answers random unit vectors: no process loads a model, and the web
 process embeds each query over HTTP as it would with a real endpoint. Each student searches their
 memories `--queries` times (`GET /api/v1/memories/?q=...`: hybrid recall, the semantic signal
 included; the endpoint's request count shows it ran). VmRSS of the server process is read from
 /proc: idle (after start-up, the ASGI lifespan warm-up included), after the first student's
 searches, after every student's, and after a second round over every student; VmHWM is its peak.
 The database's own memory (PostgreSQL's backend for the connection) is not in these figures.
+`--smoke`: 2 students of 50 memories, one search each per round, to check that it runs.
 """
 
 from __future__ import annotations
@@ -198,7 +199,10 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=3, help="searches per student and round")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--smoke", action="store_true", help="the smallest run, to check that it works")
     args = parser.parse_args()
+    if args.smoke:
+        args.students, args.memories, args.queries = 2, 50, 1
     endpoint = ThreadingHTTPServer(("127.0.0.1", ENDPOINT_PORT), StandIn)
     threading.Thread(target=endpoint.serve_forever, daemon=True).start()
     started = time.monotonic()

@@ -33,7 +33,7 @@ def limit_blas_threads(threads: int) -> None:
     Split over the cores of a machine that also runs the database, the web server and the worker,
     a product waits for a time slice on every core: bench/recall_latency.py measured 8 ms for a
     product that takes 0.3 ms on one thread. A web or worker process serves its concurrency with
-    processes and threads of its own, not with BLAS threads. Only OpenBLAS is limited: torch
+    processes and threads of its own, not with BLAS threads. Only OpenBLAS is limited: ONNX Runtime
     (the local embedder) keeps its own thread pool.
     """
     if threads <= 0:

@@ -6,7 +6,7 @@ Web and worker processes then reach it with
 
     EMBEDDINGS_BACKEND=openai EMBEDDINGS_BASE_URL=http://127.0.0.1:8088/v1 EMBEDDINGS_MODEL=all-MiniLM-L6-v2
 
-and never load torch themselves (about 540 MB of resident memory each). With that model name the
+and never load the model themselves (about 170 MB of resident memory each). With that model name the
 vectors are stored under the local backend's name (memory.search.embeddings.OpenAIEmbedder), so moving
 between `local` and this server needs no `reembed`.
 
@@ -32,7 +32,7 @@ dimensions or encodings get 400 `invalid_request_error`; an unknown model 404 `m
 (as OpenAI answers); a larger body 413; a failure of the model 500 `server_error`.
 
 One process, one model, and requests embedded one at a time in order of arrival on one thread
-(the model on `--threads` torch threads, EMBEDDINGS_LOCAL_THREADS by default): a second request
+(the model on `--threads` ONNX Runtime threads, EMBEDDINGS_LOCAL_THREADS by default): a second request
 waits for the first rather than sharing the cores with it. Past LIMIT_CONCURRENCY open
 connections uvicorn answers 503. There is no authentication: it listens on 127.0.0.1 unless told
 otherwise, and must only be reachable by the machine's own processes.
@@ -166,7 +166,7 @@ class EmbeddingsApp:
         self.embedder.embed(["warm-up"])
         threads = LocalEmbedder.threads()
         return (
-            f"embeddings server: {LOCAL_MODEL_ID} on {threads} torch thread{'s' if threads != 1 else ''}, "
+            f"embeddings server: {LOCAL_MODEL_ID} on {threads} ONNX Runtime thread{'s' if threads != 1 else ''}, "
             f"loaded in {time.monotonic() - started:.1f} s"
         )
 

