@@ -59,7 +59,7 @@ have done on a real database of that size.
 Usage (from the repository root):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:PORT/tutor_bench make bench   # PORT: scripts/pgsearch.py start
-    DATABASE_URL=... .venv/bin/python bench/chat_turn.py [--quick] [--turns N] [--profile] [--strict]
+    DATABASE_URL=... .venv/bin/python bench/chat_turn.py [--quick | --smoke] [--turns N] [--profile] [--strict]
 
 Prints a table and writes bench/results/chat_turn.json (git-ignored). See bench/README.md.
 """
@@ -94,10 +94,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 RESULTS_PATH = ROOT / "bench" / "results" / "chat_turn.json"
-MEMORY_COUNTS = (10, 1_000, 10_000)
-MESSAGE_COUNTS = (10, 1_000, 10_000)
+MEMORY_COUNTS: tuple[int, ...] = (10, 1_000, 10_000)
+MESSAGE_COUNTS: tuple[int, ...] = (10, 1_000, 10_000)
 DEFAULT_TURNS = 30
 QUICK_TURNS = 8
+# --smoke: the smallest sizes (LEARNING_MEMORIES among them), for CI.
+SMOKE_TURNS = 2
+SMOKE_MEMORY_COUNTS: tuple[int, ...] = (10, 1_000)
+SMOKE_MESSAGE_COUNTS = (10, 100, 1_000)
 WARMUP_TURNS = 2  # the first one compresses the 10,000-message conversations
 
 # Targets from the issue.
@@ -119,7 +123,7 @@ class LearningSize:
 # The learning-record students have as many memories as the cells' student with this many, and a
 # conversation of each of these sizes; that student's product turn at that size is their baseline.
 LEARNING_MEMORIES = 1_000
-LEARNING_MESSAGES = (10, 1_000)
+LEARNING_MESSAGES: tuple[int, ...] = (10, 1_000)
 LEARNING_SIZES = {
     "small": LearningSize(quizzes=20, tasks=2, files=1),
     "large": LearningSize(quizzes=200, tasks=20, files=5),
@@ -1438,6 +1442,12 @@ def access_log_growth() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_TURNS} measured turns per case")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the smallest run, for CI (under 90 s): 10 and 1,000 memories, 10 to 1,000 messages, "
+        f"{SMOKE_TURNS} measured turns per case (the compression target cannot pass: no conversation crosses it)",
+    )
     parser.add_argument("--turns", type=int, default=None, help=f"measured turns per case (default {DEFAULT_TURNS})")
     parser.add_argument("--seed", type=int, default=20240601, help="random seed for the generated text")
     parser.add_argument(
@@ -1451,7 +1461,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.no_recall:
         os.environ["BENCH_RELEVANT_COUNT"] = "0"
-    turns = args.turns or (QUICK_TURNS if args.quick else DEFAULT_TURNS)
+    turns = args.turns or (SMOKE_TURNS if args.smoke else QUICK_TURNS if args.quick else DEFAULT_TURNS)
+    if args.smoke:
+        global MEMORY_COUNTS, MESSAGE_COUNTS, LEARNING_MESSAGES
+        MEMORY_COUNTS, MESSAGE_COUNTS, LEARNING_MESSAGES = SMOKE_MEMORY_COUNTS, SMOKE_MESSAGE_COUNTS, (10, 100)
 
     django_setup()
     from django.conf import settings

@@ -1,10 +1,12 @@
 """Load benchmark of the chat turn: many students at once against the production server, beside
-the previous synchronous code (commit 8eb95c4 on gunicorn), in the same run.
+the floor (bench/floor.py: the least a server can do for a turn) and, if asked, another checkout
+of the code, in the same run, phase by phase.
 
 What it does, what it measures and how to read it: bench/README.md (`load.py`). Usage:
 
-    .venv/bin/python bench/load.py [--students 200] [--messages 3] [--workers 2] [--timeout 300]
-                                   [--quick] [--skip-baseline] [--py-spy SECONDS] [--output PATH]
+    BENCH_PG_SERVER=postgres://postgres@127.0.0.1:PORT .venv/bin/python bench/load.py
+        [--students 200] [--messages 3] [--workers 2] [--timeout 300] [--quick | --smoke]
+        [--phases floor,new,base] [--base-tree PATH] [--rounds N] [--py-spy SECONDS] [--output PATH]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -55,7 +57,10 @@ TMP = tempfile.gettempdir()  # logs, profiles and the baseline worktree
 # Targets for the new server.
 TARGET_OVERHEAD_P95_MS = 250.0
 TARGET_PG_CONNECTIONS = 20
-TARGET_TURNS_PER_SECOND = 60.0
+# Against the floor (bench/floor.py) measured in the same run.
+TARGET_CPU_OVER_FLOOR = 2.0
+TARGET_RATE_OF_FLOOR = 0.7
+PHASES = ("floor", "new", "base", "old")
 
 
 # --- The scripted model, in its own process ---------------------------------------------------
@@ -263,6 +268,29 @@ def system_ticks(pids: list[int]) -> int:
     return sum(int(fields[12]) for fields in map(proc_stat, pids) if fields is not None)
 
 
+_postmaster: list[int | None] = []
+
+
+def postmaster_pid() -> int | None:
+    """The postmaster of the PostgreSQL server at BENCH_PG_SERVER (the first line of the
+    postmaster.pid of its data directory), found once. Its backends are its children: while they
+    run their CPU is theirs, once they exit and are reaped it is in its cutime + cstime. Any other
+    PostgreSQL on the machine is not counted. None if the data directory is not readable here."""
+    if not _postmaster:
+        import psycopg
+
+        pid: int | None = None
+        with contextlib.suppress(Exception):
+            with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+                row = conn.execute("SHOW data_directory").fetchone()
+            if row is not None:
+                pid = int(Path(str(row[0]), "postmaster.pid").read_text().split()[0])
+        if pid is None:
+            print("  (the PostgreSQL server's postmaster was not found: its CPU is not counted)", flush=True)
+        _postmaster.append(pid)
+    return _postmaster[0]
+
+
 def cpu_snapshot(server_root: int, model_pid: int) -> CpuSnapshot:
     server = process_tree(server_root)
     ticks = {
@@ -270,7 +298,7 @@ def cpu_snapshot(server_root: int, model_pid: int) -> CpuSnapshot:
         "model runner": cpu_ticks(model_pid),
         "load generator": cpu_ticks(os.getpid()),
     }
-    postmaster = find_process("postgres")
+    postmaster = postmaster_pid()
     if postmaster is not None:
         ticks["postgresql"] = sum(cpu_ticks(pid, reaped_children=pid == postmaster) for pid in process_tree(postmaster))
     redis = find_process("redis-server")
@@ -816,7 +844,7 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = Path(TMP, f"tutor_load_{stamp}_{spec.name}.log")
-    warmup_count = 8 * (args.workers if spec.name == "new" else 4)
+    warmup_count = 8 * (args.workers if spec.name != "old" else 4)
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tutor.settings.base",
@@ -867,7 +895,7 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
                 server_root=proc.pid,
                 model_pid=model_pid,
                 model_root=model_base.removesuffix("/v1"),
-                py_spy_seconds=args.py_spy if spec.name == "new" else 0,
+                py_spy_seconds=args.py_spy if spec.name in ("new", "base") else 0,
                 py_spy_out=profile_out,
             )
         )
@@ -881,7 +909,7 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
         proc = None
         lost = lost_messages(dbname, [t.token for t in measured["turns"]])
         tracebacks, errors, first = log_problems(log)
-        profile = py_spy_summary(profile_out, args.py_spy) if args.py_spy and spec.name == "new" else ""
+        profile = py_spy_summary(profile_out, args.py_spy) if args.py_spy and spec.name in ("new", "base") else ""
         return Phase(
             name=spec.name,
             server=spec.description,
@@ -998,16 +1026,18 @@ def summary(phase: Phase) -> dict[str, Any]:
     }
 
 
-def targets(new: dict[str, Any]) -> list[tuple[str, bool, str]]:
+def targets(results: dict[str, dict[str, Any]]) -> list[tuple[str, bool, str]]:
+    """The targets of the product ("new"), against the floor measured in the same run if it was."""
+    new = results["new"]
     overhead = new["ms"]["overhead"]["p95"]
-    return [
+    checks = [
         (
             "0 errors and 0 lost messages",
             new["errors"] == 0 and new["lost"]["lost"] == 0 and new["turns_ok"] == new["turns_sent"] > 0,
             f"{new['errors']} errors, {new['lost']['lost']} lost",
         ),
         (
-            f"overhead p95 <= {TARGET_OVERHEAD_P95_MS:.0f} ms",
+            f"overhead p95 <= {TARGET_OVERHEAD_P95_MS:.0f} ms (an otherwise idle machine)",
             overhead is not None and overhead <= TARGET_OVERHEAD_P95_MS,
             f"{overhead} ms",
         ),
@@ -1016,12 +1046,51 @@ def targets(new: dict[str, Any]) -> list[tuple[str, bool, str]]:
             new["peak_pg_connections"] <= TARGET_PG_CONNECTIONS,
             f"peak {new['peak_pg_connections']}",
         ),
-        (
-            f">= {TARGET_TURNS_PER_SECOND:.0f} turns/s",
-            new["turns_per_second"] >= TARGET_TURNS_PER_SECOND,
-            f"{new['turns_per_second']} turns/s",
-        ),
     ]
+    floor = results.get("floor")
+    if floor is None:
+        return checks
+    cpu, floor_cpu = new["cpu_ms_per_turn"].get("server"), floor["cpu_ms_per_turn"].get("server")
+    if cpu is not None and floor_cpu:
+        checks.append(
+            (
+                f"server CPU per turn <= {TARGET_CPU_OVER_FLOOR:g}x the floor's",
+                cpu <= TARGET_CPU_OVER_FLOOR * floor_cpu,
+                f"{cpu:.2f} ms vs {floor_cpu:.2f} ms: {cpu / floor_cpu:.2f}x",
+            )
+        )
+    if floor["turns_per_second"]:
+        ratio = new["turns_per_second"] / floor["turns_per_second"]
+        checks.append(
+            (
+                f"turns/s >= {TARGET_RATE_OF_FLOOR:g}x the floor's",
+                ratio >= TARGET_RATE_OF_FLOOR,
+                f"{new['turns_per_second']} vs {floor['turns_per_second']}: {ratio:.2f}x",
+            )
+        )
+    return checks
+
+
+def ratios(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Server CPU per turn and turns/s of each phase over the floor's and over the product's."""
+    lines = []
+    for reference in ("floor", "new"):
+        ref = results.get(reference)
+        if ref is None:
+            continue
+        ref_cpu, ref_rate = ref["cpu_ms_per_turn"].get("server"), ref["turns_per_second"]
+        for name, result in results.items():
+            if name == reference:
+                continue
+            cpu = result["cpu_ms_per_turn"].get("server")
+            parts = []
+            if cpu is not None and ref_cpu:
+                parts.append(f"server CPU per turn {cpu / ref_cpu:.2f}x")
+            if ref_rate:
+                parts.append(f"turns/s {result['turns_per_second'] / ref_rate:.2f}x")
+            if parts:
+                lines.append(f"  {name} / {reference}: " + ", ".join(parts))
+    return lines
 
 
 def fmt_ms(stats: dict[str, float | None]) -> str:
@@ -1132,6 +1201,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="uvicorn workers of the new server (2)")
     parser.add_argument("--timeout", type=float, default=300.0, help="deadline of each send phase, seconds (300)")
     parser.add_argument("--quick", action="store_true", help="50 students")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the smallest run, for CI (under 90 s): 10 students x 2 messages, model 0.2-0.4 s, 1 worker, "
+        "floor and new",
+    )
+    parser.add_argument(
+        "--phases",
+        default="floor,new",
+        help="the servers measured, in this order, comma-separated, among: floor (bench/floor.py), new (this "
+        "tree), base (the tree at --base-tree, served as this one is), old (the synchronous code of "
+        f"{BASELINE_COMMIT} on gunicorn, in a git worktree). Default: floor,new",
+    )
+    parser.add_argument(
+        "--base-tree", type=Path, default=None, help="a checkout of the code to compare with (the `base` phase)"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the phases this many times, alternating (1)")
     parser.add_argument("--skip-baseline", action="store_true", help="measure the new server only")
     parser.add_argument(
         "--py-spy",
@@ -1160,7 +1246,74 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.students = min(args.students, 50)
+    if args.smoke:
+        args.students, args.messages, args.workers, args.timeout = 10, 2, 1, 60.0
+        args.model_seconds = (0.2, 0.4)
+    args.phases = ["new"] if args.skip_baseline else [p.strip() for p in args.phases.split(",") if p.strip()]
+    unknown = [p for p in args.phases if p not in PHASES]
+    if unknown or "new" not in args.phases:
+        parser.error(f"--phases: {unknown or 'new is needed'}; among {', '.join(PHASES)}")
+    if "base" in args.phases and args.base_tree is None:
+        parser.error("--phases base needs --base-tree")
     return args
+
+
+def phase_spec(name: str, args: argparse.Namespace, gunicorn: Path) -> ServerSpec:
+    """How to serve phase `name` (the `old` tree is filled in by its worktree)."""
+    if name == "floor":
+        return ServerSpec(
+            name="floor",
+            description=f"bench/floor.py: Starlette, psycopg pool, 3 statements, {args.workers} workers",
+            tree=ROOT,
+            streaming=True,
+            command=[
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "bench.floor:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "{port}",
+                "--workers",
+                str(args.workers),
+                "--no-access-log",
+                "--backlog",
+                "2048",
+            ],
+            env={},
+        )
+    if name in ("new", "base"):
+        tree = ROOT if name == "new" else Path(args.base_tree).resolve()
+        return ServerSpec(
+            name=name,
+            description=f"uvicorn ASGI, {args.workers} workers, SSE ({'working tree' if name == 'new' else tree})",
+            tree=tree,
+            streaming=True,
+            command=[str(tree / "scripts" / "serve.sh"), "--no-access-log"],
+            env={},
+        )
+    return ServerSpec(
+        name="old",
+        description=f"gunicorn WSGI 4 workers x 16 threads, JSON ({BASELINE_COMMIT}, DB_CONN_MAX_AGE=60)",
+        tree=ROOT,
+        streaming=False,
+        command=[
+            str(gunicorn),
+            "tutor.wsgi:application",
+            "-w",
+            "4",
+            "--threads",
+            "16",
+            "-b",
+            "127.0.0.1:{port}",
+            "--keep-alive",
+            "5",
+            "--backlog",
+            "2048",
+        ],
+        env={"DB_CONN_MAX_AGE": "60"},
+    )
 
 
 def code_version() -> str:
@@ -1179,47 +1332,25 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     started = datetime.now(UTC)
     gunicorn = ROOT / ".venv" / "bin" / "gunicorn"
-    if not args.skip_baseline and not gunicorn.exists():
-        print("The baseline needs gunicorn: .venv/bin/pip install gunicorn (or --skip-baseline)", file=sys.stderr)
+    if "old" in args.phases and not gunicorn.exists():
+        print("The old phase needs gunicorn: .venv/bin/pip install gunicorn", file=sys.stderr)
         return 2
     phases: list[Phase] = []
     seconds = (args.model_seconds[0], args.model_seconds[1])
     with model_runner(seconds, args.reply_words, stamp) as (model_base, model_pid):
-        new = ServerSpec(
-            name="new",
-            description=f"uvicorn ASGI, {args.workers} workers, SSE (working tree)",
-            tree=ROOT,
-            streaming=True,
-            command=[str(ROOT / "scripts" / "serve.sh"), "--no-access-log"],
-            env={},
-        )
-        phases.append(run_phase(new, args, model_base, model_pid, stamp))
-        if not args.skip_baseline:
-            with baseline_worktree(stamp) as tree:
-                old = ServerSpec(
-                    name="old",
-                    description=f"gunicorn WSGI 4 workers x 16 threads, JSON ({BASELINE_COMMIT}, DB_CONN_MAX_AGE=60)",
-                    tree=tree,
-                    streaming=False,
-                    command=[
-                        str(gunicorn),
-                        "tutor.wsgi:application",
-                        "-w",
-                        "4",
-                        "--threads",
-                        "16",
-                        "-b",
-                        "127.0.0.1:{port}",
-                        "--keep-alive",
-                        "5",
-                        "--backlog",
-                        "2048",
-                    ],
-                    env={"DB_CONN_MAX_AGE": "60"},
-                )
-                phases.append(run_phase(old, args, model_base, model_pid, stamp))
+        for round_number in range(1, args.rounds + 1):
+            for name in args.phases:
+                spec = phase_spec(name, args, gunicorn)
+                label = name if round_number == 1 else f"{name}#{round_number}"
+                if name == "old":
+                    with baseline_worktree(stamp) as tree:
+                        phase = run_phase(replace(spec, tree=tree), args, model_base, model_pid, stamp)
+                else:
+                    phase = run_phase(spec, args, model_base, model_pid, stamp)
+                phase.name = label
+                phases.append(phase)
     results = {p.name: summary(p) for p in phases}
-    checks = targets(results["new"])
+    checks = targets(results)
     machine = {
         "code": code_version(),
         "cpu": cpu_model(),
@@ -1229,11 +1360,16 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"\n## Chat turn under load: {args.students} students x {args.messages} messages, all at once\n")
     print(f"{started:%Y-%m-%d %H:%M} UTC; {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}")
-    print(f"new = working tree at {machine['code']}; old = {BASELINE_COMMIT}")
+    print(
+        f"new = working tree at {machine['code']}; floor = bench/floor.py; base = {args.base_tree}; "
+        f"old = {BASELINE_COMMIT}"
+    )
     print(f"model: every answer takes a uniform {args.model_seconds[0]:g}-{args.model_seconds[1]:g} s\n")
     print(table(results))
     print()
     print(EXPLANATION)
+    print("\nRatios (server CPU per turn, turns/s):")
+    print("\n".join(ratios(results)) or "  -")
     print("\nTargets (new server):")
     for label, passed, value in checks:
         print(f"  {'PASS' if passed else 'FAIL'}  {label}: {value}")

@@ -54,6 +54,7 @@ def context_build(
     threshold: int,
     capacity: int,
     summarise: bool = True,
+    checkpointed: bool = True,
 ) -> Context:
     """The history to send, compressed if the prompt would cross `threshold` tokens (the smaller
     of COMPRESSION_THRESHOLD_TOKENS and `capacity`, what the model's window leaves once the
@@ -66,8 +67,11 @@ def context_build(
     Context returned holds only the `compression` to do; the caller writes its summary
     (`compression_summary`, a slow call, outside any database step) and then builds the history
     with `context_compressed`.
+
+    `checkpointed=False`: the caller knows the conversation has no checkpoint (the chat turn's
+    claim read it), and none is looked for.
     """
-    checkpoint = conversation.checkpoints.order_by("-covers_through_seq").first()
+    checkpoint = conversation.checkpoints.order_by("-covers_through_seq").first() if checkpointed else None
     covered_tokens = checkpoint.covered_tokens if checkpoint else 0
     covered_messages = checkpoint.covered_messages if checkpoint else 0
     summary_tokens = checkpoint.summary_tokens if checkpoint else 0

@@ -1,16 +1,21 @@
 """The database steps of a chat turn: each short and synchronous, none of them waits for the model.
 
 A turn (driven by conversations.streaming):
-1. `turn_begin` looks the conversation up through the scoping primitive first, so another
-   user's request gets its 404 in the time of one query, whatever the owner is doing. Then one
-   short transaction claims the conversation with a lease and stores the student's message
-   (idempotent on `client_message_id`), and commits. The prompt is built after the commit
-   (conversations.prompting: its blocks in `turn_prompt_draft`, its slow calls in between).
+1. `turn_begin` claims the conversation with a lease and stores the student's message
+   (idempotent on `client_message_id`), and commits. On PostgreSQL a new message on a free
+   conversation takes one statement (`_claim_statement`); otherwise one short transaction locks
+   the user's own conversation (found through the scoping primitive, so another user's request
+   waits for nothing and gets its 404 or 403) and decides. Both read, in the same round trip,
+   whether the conversation has files and checkpoints and its student tasks or skills, so that
+   the prompt skips the reads that would find nothing, and whether a budget may apply. The
+   prompt is built after the commit (conversations.prompting: its blocks in
+   `turn_prompt_draft`, its slow calls in between).
 2. The model is streamed with no connection checked out.
 3. `turn_tools_run` runs the model's tool calls (the tools the apps registered: llm.tools)
    between model rounds.
-4. `turn_finish` stores the reply with the turn's usage rows and releases the lease, in one
-   transaction; `turn_abandon` stores the failed calls' usage and releases it.
+4. `turn_finish` stores the reply with the turn's usage rows and access log and releases the
+   lease, atomically (on PostgreSQL one statement); `turn_abandon` stores the failed calls'
+   usage and releases it.
 
 The lease (`turn_token`, `turn_expires_at` on the conversation row) serialises the turns of a
 conversation: a send that finds a live lease waits and tries again, so messages stay in order.
@@ -24,13 +29,14 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db.models import Exists, F, OuterRef, Subquery
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
@@ -38,10 +44,11 @@ from conversations import prompts
 from conversations.blocks import PROMPT_FILES
 from conversations.context import Context, context_build
 from conversations.files import PromptFile, files_for_prompt, image_data_url
-from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
+from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from conversations.selectors import conversation_get, require_student_owner
-from core.errors import ApplicationError, Conflict, ServiceUnavailable
-from learning.blocks import FILES
+from core.errors import ApplicationError, Conflict, NotFound, ServiceUnavailable
+from learning import selectors as learning_selectors
+from learning.blocks import FILES, HAS_LEARNING_DATA
 from learning.prompts import FileItem
 from llm import costs, gateway, prompt_blocks
 from llm.models import LLMUsage
@@ -128,6 +135,11 @@ class Claimed:
     shown: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     # What the chat model's window leaves for the prompt (turn_limits), when claimed.
     limits: Limits | None = None
+    # Whether the conversation has files and checkpoints, and its student learning data, when
+    # claimed (turn_begin): the prompt's reads of what is absent are skipped. True: read.
+    has_files: bool = True
+    has_checkpoint: bool = True
+    has_learning: bool = True
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
@@ -139,12 +151,13 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
     whether the student's message was stored.
     """
     try:
-        conversation = conversation_get(user=user, conversation_id=conversation_id)
-        require_student_owner(user=user, conversation=conversation)
-        _check_budget(conversation=conversation, client_message_id=client_message_id)
         tokens = _check_fits(content)
         outcome = _claim(
-            conversation_id=conversation.pk, content=content, client_message_id=client_message_id, tokens=tokens
+            user=user,
+            conversation_id=conversation_id,
+            content=content,
+            client_message_id=client_message_id,
+            tokens=tokens,
         )
     except DATABASE_ERRORS as exc:
         logger.error("turn of conversation %s: database unavailable before storing: %s", conversation_id, exc)
@@ -172,24 +185,39 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
         raise
 
 
-def _check_budget(*, conversation: Conversation, client_message_id: str) -> None:
-    """A new message past a spend budget is refused (429) before it is stored (llm.costs). A
-    message stored earlier goes on: its retry replays the reply, or completes the same turn."""
-    try:
-        costs.budget_check(student_id=conversation.student_id)
-    except costs.BudgetExceeded:
-        if not conversation.messages.filter(client_message_id=client_message_id).exists():
-            raise
+def _claim(
+    *, user: Any, conversation_id: Any, content: str, client_message_id: str, tokens: int
+) -> Replay | Busy | Claimed:
+    """The claim's transaction: one locking read of the user's own conversation (through the
+    scoping primitive, with its student, whether this client_message_id is stored already, and
+    what the budget check and the prompt will need to read), then, for a new message, its INSERT
+    and the conversation's UPDATE. A retry reads its stored message too.
 
+    A conversation that is not the user's is not locked or waited for: the read finds nothing and
+    `conversation_get` then says 404 (not visible) or 403 (a teacher's).
 
-def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens: int) -> Replay | Busy | Claimed:
-    with transaction.atomic():
-        conversation = (
-            Conversation.objects.select_related("student").select_for_update(of=("self",)).get(pk=conversation_id)
+    On PostgreSQL a new message on a free conversation is claimed by one statement first
+    (`_claim_statement`); this transaction decides the other cases."""
+    if connection.vendor == "postgresql":
+        claimed = _claim_statement(
+            user=user,
+            conversation_id=conversation_id,
+            content=content,
+            client_message_id=client_message_id,
+            tokens=tokens,
         )
+        if claimed is not None:
+            return claimed
+    with transaction.atomic():
+        conversation = _claim_lookup(user=user, conversation_id=conversation_id, client_message_id=client_message_id)
+        if conversation.stored_message_id is None and conversation.budget_may_apply:
+            # A new message past a spend budget is refused (429) before it is stored (llm.costs). A
+            # message stored earlier goes on: its retry replays the reply, or completes the turn.
+            costs.budget_check(student_id=conversation.student_id)
         now = timezone.now()
-        message = conversation.messages.filter(client_message_id=client_message_id).first()
-        if message is not None:
+        message = None
+        if conversation.stored_message_id is not None:
+            message = Message.objects.get(pk=conversation.stored_message_id)
             if message.content != content:
                 raise Conflict(
                     _("client_message_id was already used for a different message in this conversation."),
@@ -225,7 +253,165 @@ def _claim(*, conversation_id: int, content: str, client_message_id: str, tokens
             )
         else:
             Conversation.objects.filter(pk=conversation.pk).update(**lease(message))
-    return Claimed(conversation.pk, conversation.student_id, message, token, [], conversation)
+    return Claimed(
+        conversation.pk,
+        conversation.student_id,
+        message,
+        token,
+        [],
+        conversation,
+        has_files=conversation.has_files,
+        has_checkpoint=conversation.has_checkpoint,
+        has_learning=conversation.has_tasks or conversation.has_skills,
+    )
+
+
+def _claim_statement(
+    *, user: Any, conversation_id: Any, content: str, client_message_id: str, tokens: int
+) -> Claimed | None:
+    """PostgreSQL, one statement: if the conversation is the user's (through the scoping
+    primitive), not ended, not leased, with no message of this client_message_id and no budget
+    that may cover its student, lease it, move its counters and insert the message, and read
+    what `_claim_lookup` annotates. None when it claimed nothing: `_claim`'s transaction then
+    decides (a retry, a busy or ended conversation, a budget, a 404). A concurrent insert of the
+    same client_message_id makes it raise IntegrityError (nothing written): None too."""
+    try:
+        pk = int(conversation_id)
+    except (TypeError, ValueError):
+        return None
+    budget = costs.budget_may_apply(student_id=user.pk)
+    if not isinstance(budget, Exists):
+        return None  # a budget setting covers every student: the transaction checks it
+    parts: dict[str, Any] = {
+        "scope": Conversation.objects.visible_to(user).filter(pk=pk, student_id=user.pk).values("pk").query,
+        "budget": budget.query,
+        "files": ConversationFile.objects.filter(conversation_id=pk).values("pk").query,
+        "checkpoints": ContextCheckpoint.objects.filter(conversation_id=pk).values("pk").query,
+        "tasks": learning_selectors.tasks_exist(student_id=user.pk).query,
+        "skills": learning_selectors.skills_exist(student_id=user.pk).query,
+    }
+    compiled: dict[str, tuple[str, tuple[Any, ...]]] = {name: query.sql_with_params() for name, query in parts.items()}
+    fields = Conversation._meta.concrete_fields
+    q = connection.ops.quote_name
+    now = timezone.now()
+    token = uuid.uuid4().hex
+    template = _sql(_CLAIM_SQL).replace("<returned>", ", ".join(f"c.{q(f.column)}" for f in fields))
+    statement = template.replace("<claimed>", ", ".join(f"claimed.{q(f.column)}" for f in fields))
+    for name, (sql, _params) in compiled.items():
+        statement = statement.replace(f"<{name}>", sql)
+    params: list[Any] = [
+        tokens,
+        now,
+        token,
+        now + _lease(),
+        Message._meta.db_table,
+        pk,
+        *compiled["scope"][1],
+        now,
+        client_message_id,
+        *compiled["budget"][1],
+        Message.Role.STUDENT,
+        content,
+        client_message_id,
+        tokens,
+        now,
+        *compiled["files"][1],
+        *compiled["checkpoints"][1],
+        *compiled["tasks"][1],
+        *compiled["skills"][1],
+    ]
+    try:
+        # A savepoint only inside a caller's transaction (tests): alone, the statement is atomic.
+        with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
+            cursor.execute(statement, params)
+            row = cursor.fetchone()
+    except IntegrityError:
+        return None
+    if row is None:
+        return None
+    conversation = Conversation.from_db(connection.alias, [f.attname for f in fields], row[: len(fields)])
+    conversation.student = user
+    has_files, has_checkpoint, has_tasks, has_skills = row[len(fields) :]
+    message = Message(
+        id=conversation.turn_message_id,
+        conversation_id=pk,
+        seq=conversation.message_count,
+        role=Message.Role.STUDENT,
+        content=content,
+        client_message_id=client_message_id,
+        token_count=tokens,
+        created_at=now,
+    )
+    message._state.adding, message._state.db = False, connection.alias
+    return Claimed(
+        pk,
+        conversation.student_id,
+        message,
+        token,
+        [],
+        conversation,
+        has_files=has_files,
+        has_checkpoint=has_checkpoint,
+        has_learning=has_tasks or has_skills,
+    )
+
+
+# PostgreSQL: the claim of a new message (_claim_statement); <name>: the compiled ORM queries.
+_CLAIM_SQL = (
+    "WITH claimed AS (UPDATE {conversation} c SET {message_count} = c.{message_count} + 1, "
+    "{history_tokens} = c.{history_tokens} + %s, {last_activity_at} = %s, {turn_token} = %s, "
+    "{turn_expires_at} = %s, {turn_message_id} = nextval(pg_get_serial_sequence(%s, 'id')) "
+    "WHERE c.{id} = %s AND c.{id} IN (<scope>) AND c.{status} <> 'ended' "
+    "AND (c.{turn_token} = '' OR c.{turn_expires_at} IS NULL OR c.{turn_expires_at} <= %s) "
+    "AND NOT EXISTS (SELECT 1 FROM {message} m WHERE m.{conversation_id} = c.{id} AND m.{client_message_id} = %s) "
+    "AND NOT EXISTS (<budget>) "
+    "RETURNING <returned>), "
+    "stored AS (INSERT INTO {message} ({id}, {conversation_id}, {seq}, {role}, {content}, {client_message_id}, "
+    "{reply_to_id}, {token_count}, {prompt_tokens}, {completion_tokens}, {model}, {tool_events}, {created_at}) "
+    "SELECT {turn_message_id}, {id}, {message_count}, %s, %s, %s, NULL, %s, 0, 0, '', '[]'::jsonb, %s "
+    "FROM claimed RETURNING {id}) "
+    "SELECT <claimed>, EXISTS (<files>), EXISTS (<checkpoints>), EXISTS (<tasks>), EXISTS (<skills>) "
+    "FROM claimed, stored"
+)
+
+
+def _claim_lookup(*, user: Any, conversation_id: Any, client_message_id: str) -> Any:
+    """The user's own conversation locked, with its student, and as annotations:
+    `stored_message_id` (the message already stored with this client_message_id, or None),
+    `budget_may_apply` (llm.costs), `has_files`, `has_checkpoint`, `has_tasks` and `has_skills`
+    (whether the prompt's reads of them can find anything: a conversation without them skips
+    those reads). Raises NotFound or Forbidden as `conversation_get` and `require_student_owner`."""
+    try:
+        pk = int(conversation_id)
+    except (TypeError, ValueError):
+        pk = None
+    student = OuterRef("student_id")
+    found = (
+        Conversation.objects.visible_to(user)
+        .filter(pk=pk, student_id=user.pk)
+        .select_related("student")
+        .select_for_update(of=("self",))
+        .annotate(
+            budget_may_apply=costs.budget_may_apply(student_id=student),
+            stored_message_id=Subquery(
+                Message.objects.filter(conversation=OuterRef("pk"), client_message_id=client_message_id).values("pk")[
+                    :1
+                ]
+            ),
+            has_files=Exists(ConversationFile.objects.filter(conversation=OuterRef("pk"))),
+            has_checkpoint=Exists(ContextCheckpoint.objects.filter(conversation=OuterRef("pk"))),
+            has_tasks=learning_selectors.tasks_exist(student_id=student),
+            has_skills=learning_selectors.skills_exist(student_id=student),
+        )
+        .first()
+        if pk is not None
+        else None
+    )
+    if found is None:
+        conversation = conversation_get(user=user, conversation_id=conversation_id)
+        require_student_owner(user=user, conversation=conversation)
+        raise NotFound(_("Conversation not found."))
+    return found
 
 
 # The tools' schemas take at most this share of the model's window.
@@ -376,9 +562,10 @@ def turn_prompt_draft(
     leave, or the compression it needs first (its summary is not written here)."""
     conversation, limits = claim.conversation, claim.limits
     assert conversation is not None and limits is not None
-    files = files_for_prompt(conversation_id=conversation.pk, include_unready=True)
+    files = files_for_prompt(conversation_id=conversation.pk, include_unready=True) if claim.has_files else []
     turn.data[FILES] = [_file_item(f) for f in files]
     turn.data[PROMPT_FILES] = files
+    turn.data[HAS_LEARNING_DATA] = claim.has_learning
     allocation = prompt_blocks.allocate(blocks, turn)
     context = context_build(
         conversation=conversation,
@@ -387,6 +574,7 @@ def turn_prompt_draft(
         threshold=min(settings.COMPRESSION_THRESHOLD_TOKENS, limits.prompt),
         capacity=limits.prompt,
         summarise=False,
+        checkpointed=claim.has_checkpoint,
     )
     return Draft(allocation, context)
 
@@ -491,7 +679,8 @@ def turn_reprompt(*, claim: Claimed, sent_tokens: int, window: int | None, reque
         exc.details["student_message_id"] = claim.student_message.pk
         raise
     conversation = Conversation.objects.select_related("student").get(pk=claim.conversation_id)
-    return replace(claim, conversation=conversation, limits=turn_limits())
+    # The first prompt of the turn may have written a checkpoint: read it.
+    return replace(claim, conversation=conversation, limits=turn_limits(), has_checkpoint=True)
 
 
 def turn_renew(*, conversation_id: int, token: str) -> bool:
@@ -535,41 +724,130 @@ def turn_finish(
     usage: list[LLMUsage],
     events: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> Message:
-    """Store the reply with the turn's usage rows and release the lease, in one transaction.
-    `events`: its tools' events a replay gives back (ToolEvent.stored), (name, data) in order.
+    """Store the reply with the turn's usage rows and access log and release the lease,
+    atomically: on PostgreSQL one statement (one round trip, no transaction around it), else one
+    transaction. `events`: its tools' events a replay gives back (ToolEvent.stored), (name, data)
+    in order.
 
     The reply is stored even if the conversation was ended meanwhile (its summary waits for the
-    lease, see conversations.summaries) or the lease expired and was taken over: a reply is never
-    lost, and `reply_to` being unique, a message never gets two.
+    lease, see conversations.summaries) or the lease expired and was taken over (the lease is
+    released only if it is still ours): a reply is never lost, and `reply_to` being unique, a
+    message never gets two; a message answered meanwhile by another turn keeps that reply, which
+    is returned, and this turn's usage is still stored.
     """
-    with transaction.atomic():
-        conversation = Conversation.objects.select_for_update().get(pk=claim.conversation_id)
-        LLMUsage.objects.bulk_create(usage)
-        reply = Message.objects.filter(reply_to=claim.student_message).first()
-        ours = conversation.turn_token == claim.token
-        if reply is None:
-            reply = message_append(
-                conversation=conversation,
-                role=Message.Role.TUTOR,
-                content=content,
-                reply_to=claim.student_message,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                model=model,
-                tool_events=[{"event": name, "data": data} for name, data in events or []],
-                conversation_fields=lambda _: RELEASED if ours else {},
-            )
+    reply = Message(
+        conversation_id=claim.conversation_id,
+        role=Message.Role.TUTOR,
+        content=content,
+        token_count=count_tokens(content),
+        reply_to=claim.student_message,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        model=model,
+        tool_events=[{"event": name, "data": data} for name, data in events or []],
+        created_at=timezone.now(),
+    )
+    try:
+        if connection.vendor == "postgresql":
+            # A savepoint only inside a caller's transaction (tests): alone, the statement is atomic.
+            with transaction.atomic() if connection.in_atomic_block else nullcontext():
+                return _finish_statement(claim=claim, reply=reply, usage=usage)
+        with transaction.atomic():
+            reply.seq = _reply_seq(claim=claim, tokens=reply.token_count, now=reply.created_at)
+            reply.save(force_insert=True)
+            LLMUsage.objects.bulk_create(usage)
             _access_log_append(reply, claim.shown)
-        else:
-            logger.warning("conversation %s: message %s was answered by another turn", conversation.pk, reply.pk)
-            _release(conversation_id=conversation.pk, token=claim.token)
+        return reply
+    except IntegrityError:
+        with transaction.atomic():
+            answered = Message.objects.filter(reply_to=claim.student_message).first()
+            if answered is None:
+                raise
+            LLMUsage.objects.bulk_create(usage)
+            _release(conversation_id=claim.conversation_id, token=claim.token)
+        logger.warning("conversation %s: message %s was answered by another turn", claim.conversation_id, answered.pk)
+        return answered
+
+
+def _reply_seq(*, claim: Claimed, tokens: int, now: Any) -> int:
+    """The conversation's UPDATE for a reply of `tokens`: its running totals moved and the lease
+    released if it is still ours, its row locked; returns the reply's `seq`."""
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    token = claim.token
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_REPLY_SEQ_SQL), [tokens, stamp, token, token, token, claim.conversation_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Conversation.DoesNotExist(f"conversation {claim.conversation_id} is gone")
+    return int(row[0])
+
+
+def _finish_statement(*, claim: Claimed, reply: Message, usage: list[LLMUsage]) -> Message:
+    """PostgreSQL: the conversation's UPDATE, the reply's INSERT, the usage rows, the access log
+    and the memories' counters, as one statement. Raises IntegrityError (nothing written) if the
+    student message has a reply already."""
+    token = claim.token
+    usage_columns, usage_types, usage_rows = _recordset(usage)
+    template = _FINISH_SQL.replace("<reply_seq>", _REPLY_SEQ_SQL)
+    statement = _sql(template).replace("<usage_columns>", usage_columns).replace("<usage_types>", usage_types)
+    tool_events = Message._meta.get_field("tool_events")
+    params: list[Any] = [
+        reply.token_count,
+        reply.created_at,
+        token,
+        token,
+        token,
+        claim.conversation_id,
+        claim.conversation_id,
+        reply.role,
+        reply.content,
+        claim.student_message.pk,
+        reply.token_count,
+        reply.prompt_tokens,
+        reply.completion_tokens,
+        reply.model,
+        json.dumps(reply.tool_events, cls=tool_events.encoder),
+        reply.created_at,
+        usage_rows,
+        _access_rows(claim.shown),
+        reply.created_at,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise Conversation.DoesNotExist(f"conversation {claim.conversation_id} is gone")
+    reply.pk, reply.seq = row
+    reply._state.adding = False
+    reply._state.db = connection.alias
     return reply
+
+
+def _recordset(rows: list[LLMUsage]) -> tuple[str, str, str]:
+    """New usage rows for an INSERT ... SELECT FROM jsonb_to_recordset (PostgreSQL): their
+    columns, the recordset's column definitions, and the rows as a JSON array."""
+    fields = [f for f in LLMUsage._meta.concrete_fields if not f.primary_key]
+    q = connection.ops.quote_name
+    values = [{f.column: f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields} for row in rows]
+    columns = ", ".join(q(f.column) for f in fields)
+    types = ", ".join(f"{q(f.column)} {f.db_type(connection)}" for f in fields)
+    return columns, types, json.dumps(values, default=str)
+
+
+def _access_rows(shown: list[tuple[int, dict[str, Any]]]) -> str:
+    """The access log's rows of a reply, by rank, as a JSON array for jsonb_to_recordset."""
+    signals = ReplyMemory._meta.get_field("signals")
+    data = [
+        {"memory_id": memory_id, "rank": rank, "score": fields.get("score"), "signals": fields}
+        for rank, (memory_id, fields) in enumerate(shown, 1)
+    ]
+    return json.dumps(data, cls=signals.encoder)
 
 
 def _access_log_append(reply: Message, shown: list[tuple[int, dict[str, Any]]]) -> None:
     """What the tutor knew when it wrote `reply`: one ReplyMemory row per memory of its prompt,
     appended in the reply's transaction, and the memories' recall counters moved (decay and the
-    procedural outcomes read them)."""
+    procedural outcomes read them). (On PostgreSQL `_finish_statement` does it.)"""
     if not shown:
         return
     ReplyMemory.objects.bulk_create(
@@ -579,6 +857,75 @@ def _access_log_append(reply: Message, shown: list[tuple[int, dict[str, Any]]]) 
     AIMemory.objects.filter(pk__in=[memory_id for memory_id, _ in shown]).update(
         recall_count=F("recall_count") + 1, last_recalled_at=reply.created_at
     )
+
+
+# The statements of the finish: identifiers in braces (quoted by `_sql`), values as parameters.
+_REPLY_SEQ_SQL = (
+    "UPDATE {conversation} SET {message_count} = {message_count} + 1, "
+    "{history_tokens} = {history_tokens} + %s, {last_activity_at} = %s, "
+    "{turn_token} = CASE WHEN {turn_token} = %s THEN '' ELSE {turn_token} END, "
+    "{turn_expires_at} = CASE WHEN {turn_token} = %s THEN NULL ELSE {turn_expires_at} END, "
+    "{turn_message_id} = CASE WHEN {turn_token} = %s THEN NULL ELSE {turn_message_id} END "
+    "WHERE {id} = %s RETURNING {message_count}"
+)
+# PostgreSQL: <reply_seq> is _REPLY_SEQ_SQL; <usage_*> the usage rows' columns (_recordset).
+_FINISH_SQL = (
+    "WITH counted AS (<reply_seq>), "
+    "reply AS (INSERT INTO {message} ({conversation_id}, {seq}, {role}, {content}, {client_message_id}, "
+    "{reply_to_id}, {token_count}, {prompt_tokens}, {completion_tokens}, {model}, {tool_events}, {created_at}) "
+    "SELECT %s, {message_count}, %s, %s, NULL, %s, %s, %s, %s, %s, %s::jsonb, %s FROM counted "
+    "RETURNING {id}, {seq}), "
+    "usage AS (INSERT INTO {usage} (<usage_columns>) SELECT <usage_columns> "
+    "FROM jsonb_to_recordset(%s::jsonb) AS t(<usage_types>)), "
+    "shown AS (SELECT * FROM jsonb_to_recordset(%s::jsonb) "
+    "AS t(memory_id bigint, rank integer, score double precision, signals jsonb)), "
+    "logged AS (INSERT INTO {reply_memory} ({message_id}, {memory_id}, {rank}, {score}, {signals}) "
+    "SELECT reply.{id}, memory_id, rank, score, signals FROM shown, reply RETURNING {memory_id}), "
+    "recalled AS (UPDATE {memory} SET {recall_count} = {recall_count} + 1, {last_recalled_at} = %s "
+    "WHERE {id} IN (SELECT memory_id FROM logged)) "
+    "SELECT {id}, {seq} FROM reply"
+)
+
+
+def _sql(template: str) -> str:
+    tables = {
+        "conversation": Conversation._meta.db_table,
+        "message": Message._meta.db_table,
+        "usage": LLMUsage._meta.db_table,
+        "reply_memory": ReplyMemory._meta.db_table,
+        "memory": AIMemory._meta.db_table,
+    }
+    columns = [
+        "id",
+        "message_count",
+        "history_tokens",
+        "last_activity_at",
+        "turn_token",
+        "turn_expires_at",
+        "turn_message_id",
+        "conversation_id",
+        "seq",
+        "role",
+        "content",
+        "client_message_id",
+        "reply_to_id",
+        "token_count",
+        "prompt_tokens",
+        "completion_tokens",
+        "model",
+        "tool_events",
+        "created_at",
+        "message_id",
+        "memory_id",
+        "rank",
+        "score",
+        "signals",
+        "recall_count",
+        "last_recalled_at",
+        "status",
+    ]
+    names = {**tables, **{column: column for column in columns}}
+    return template.format(**{key: connection.ops.quote_name(name) for key, name in names.items()})
 
 
 def turn_abandon(*, claim: Claimed, usage: list[LLMUsage]) -> None:

@@ -14,12 +14,15 @@ from fractions import Fraction
 from django.conf import settings
 
 from learning.prompts import learning_record_block
-from learning.selectors import learning_record_for
+from learning.selectors import learning_record_empty, learning_record_for
 from llm.prompt_blocks import BaseBlock, Give, Need, Part, PromptTurn
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 
 # turn.data's key for the conversation's files, as learning.prompts.FileItem.
 FILES = "files"
+# turn.data's key for whether the student may have learning data (learning.selectors.tasks_exist
+# or skills_exist, read by the turn's claim): False skips the record's queries. Absent: True.
+HAS_LEARNING_DATA = "has_learning_data"
 
 
 def record_need() -> Need:
@@ -36,7 +39,11 @@ class LearningRecordBlock(BaseBlock):
         return record_need()
 
     def build(self, turn: PromptTurn, budget: int) -> Part:
-        record = replace(learning_record_for(student_id=turn.student_id), files=list(turn.data.get(FILES, [])))
+        if turn.data.get(HAS_LEARNING_DATA, True):
+            record = learning_record_for(student_id=turn.student_id)
+        else:
+            record = learning_record_empty()
+        record = replace(record, files=list(turn.data.get(FILES, [])))
         text = learning_record_block(record, budget_tokens=budget)
         if not text:
             return Part()

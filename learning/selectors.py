@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -254,6 +254,25 @@ def task_rows(*, user: Any, tasks: list[Task]) -> list[TaskRow]:
 
 
 # --- The learning record of the prompt ------------------------------------------------------------
+
+
+def tasks_exist(*, student_id: Any) -> Exists:
+    """Whether any task is set for the student or one of their classes, done or not: an
+    expression (`student_id` an int or an OuterRef) for the chat turn's claim to annotate. False
+    means `learning_record_for` would find no task."""
+    return Exists(Task.objects.filter(Q(student_id=student_id) | Q(classroom__enrollments__student_id=student_id)))
+
+
+def skills_exist(*, student_id: Any) -> Exists:
+    """Whether the student has a skill with a graded attempt: an expression, as `tasks_exist`.
+    False means `learning_record_for` would find no skill."""
+    return Exists(SkillMastery.objects.filter(student_id=student_id, attempts__gt=0))
+
+
+def learning_record_empty(*, now: datetime | None = None) -> LearningRecord:
+    """The record of a student with no task and no skill (tasks_exist and skills_exist False),
+    built without a query."""
+    return LearningRecord(now=now or timezone.now(), tasks=[], recent=[], weakest=[])
 
 
 def learning_record_for(*, student_id: int) -> LearningRecord:

@@ -22,10 +22,12 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Q, Sum
+from django.db.models import BooleanField, Exists, F, Q, Sum, Value
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
@@ -98,6 +100,16 @@ def period_end(period: str, now: datetime) -> datetime:
     if period == DAILY:
         return start + timedelta(days=1)
     return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
+def budget_may_apply(*, student_id: Any) -> Exists | Value:
+    """Whether a budget may cover the student, as an expression for a query to annotate
+    (`student_id` an int or an OuterRef): False means `budgets_for` finds none, so there is
+    nothing for `budget_check` to check. True whenever a budget setting is set."""
+    if any(Decimal(getattr(settings, setting) or 0) > 0 for setting, _field in _SOURCES.values()):
+        return Value(True, output_field=BooleanField())
+    overridden = reduce(or_, (Q(**{f"{field}__gt": 0}) for _setting, field in _SOURCES.values()))
+    return Exists(Classroom.objects.filter(overridden, enrollments__student_id=student_id))
 
 
 def budgets_for(*, student_id: int) -> list[Budget]:

@@ -114,7 +114,7 @@ def test_ending_mid_turn_keeps_the_reply_and_the_summary_waits_for_it(clients, l
 def test_database_down_before_the_message_is_stored_is_a_503_that_says_so(clients, llm):
     """The message could not be stored: 503 database_unavailable, 'not stored', nothing kept."""
     cid = start(clients["alice"])
-    with mock.patch.object(turns, "message_append", side_effect=OperationalError("connection refused")):
+    with mock.patch.object(turns, "_claim", side_effect=OperationalError("connection refused")):
         resp = send(clients["alice"], cid, "hello", "m1")
     assert resp.status_code == 503
     err = resp.json()["error"]

@@ -147,7 +147,7 @@ def test_a_database_error_while_building_the_prompt_releases_the_conversation(cl
     from tests.conversations.test_turn import send
 
     cid = start(clients["alice"])
-    with mock.patch.object(turns, "files_for_prompt", side_effect=OperationalError("server closed the connection")):
+    with mock.patch.object(turns, "context_build", side_effect=OperationalError("server closed the connection")):
         resp = send(clients["alice"], cid, "hello", "m1")
     assert resp.status_code == 503
     error = resp.json()["error"]
