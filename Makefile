@@ -40,11 +40,15 @@ lint: install-dev
 	$(PY) -m mypy .
 	$(PY) manage.py makemigrations --check --dry-run
 
+# PYTEST_ARGS: more pytest options, e.g. `make test PYTEST_ARGS="-n 2 --dist loadgroup"` to run on
+# two pytest-xdist workers (the real-model tests stay in one of them), or `-m "not real_model"`.
+PYTEST_ARGS ?=
+
 test: lint
-	$(PY) scripts/pgsearch.py run -- $(PY) -m pytest
+	$(PY) scripts/pgsearch.py run -- $(PY) -m pytest $(PYTEST_ARGS)
 
 test-sqlite: lint
-	env -u DATABASE_URL $(PY) -m pytest
+	env -u DATABASE_URL $(PY) -m pytest $(PYTEST_ARGS)
 
 # The typed TypeScript client (clients/typescript) and the web app's scripts (web/static/web),
 # from the API: the schema (validated), npm ci, the types, a type check, the bundles. Needs

@@ -41,7 +41,46 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.write_line(f"responses checked against the OpenAPI schema: {schema.checked['responses']}")
 
 
+# The tests whose outcome depends on the database backend, which CI runs on SQLite as well as on
+# PostgreSQL (`pytest -m both_databases` on SQLite, docs/testing.md): memory search and recall
+# (PostgreSQL's postings and pgvector, SQLite's FTS5 and vector cache), the migrations, and the
+# code that locks rows or claims with one statement (turns, leases, summaries, lifecycle, erasure).
+# Besides these paths, every test marked postgresql_only or sqlite_only is one of them.
+BOTH_DATABASES = (
+    "tests/memory/test_fts.py",
+    "tests/memory/test_recall.py",
+    "tests/memory/test_recall_eval.py",
+    "tests/memory/test_search_api.py",
+    "tests/memory/test_search_backend.py",
+    "tests/memory/test_embeddings.py",
+    "tests/memory/test_query_cache.py",
+    "tests/memory/test_vector_migrations.py",
+    "tests/memory/test_lifecycle.py",
+    "tests/memory/test_memory_api.py",
+    "tests/conversations/test_turn.py",
+    "tests/conversations/test_lease.py",
+    "tests/conversations/test_reliability.py",
+    "tests/conversations/test_summaries.py",
+    "tests/conversations/test_summary_worker.py",
+    "tests/conversations/test_asgi_server.py",
+    "tests/learning/test_grading_worker.py",
+    "tests/privacy/test_erasure.py",
+    "tests/llm/test_costs.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("real_model"):
+            # One model server, which interrupts a reply for a concurrent request: under
+            # pytest-xdist (`-n 2 --dist loadgroup`) these tests run one after another in one worker.
+            item.add_marker(pytest.mark.xdist_group("real_model"))
+        path = item.path.relative_to(ROOT).as_posix() if item.path.is_relative_to(ROOT) else ""
+        if path.startswith(BOTH_DATABASES) or any(
+            item.get_closest_marker(name) for name in ("postgresql_only", "sqlite_only")
+        ):
+            item.add_marker(pytest.mark.both_databases)
     # Tests of one database's own code path (PostgreSQL's postings and pgvector search, SQLite's
     # vector cache) are deselected, not skipped, on the other: that run reports them as not run.
     # CI runs the suite on both.
@@ -250,7 +289,7 @@ class Worker:
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a ready worker returns at once
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"celery worker exited early:\n{self.log_text()[-3000:]}")
@@ -291,23 +330,10 @@ class Worker:
                 self.proc.wait(10)
 
 
-@pytest.fixture
-def worker_env(llm: ScriptedLLM, transactional_db: None) -> Iterator[dict[str, str]]:
-    """The environment of a test worker; tasks sent by the test go to its unique queue.
-
-    A test may add variables (e.g. CELERY_VISIBILITY_TIMEOUT) before starting a Worker itself.
-    """
-    if not django_settings.CELERY_BROKER_URL.startswith(("redis", "filesystem")):
-        raise RuntimeError("worker tests need REDIS_URL or the filesystem broker")
-    for option in ("data_folder_in", "data_folder_out", "processed_folder"):
-        folder = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS.get(option)
-        if isinstance(folder, str):  # the filesystem broker's folders must exist
-            Path(folder).mkdir(parents=True, exist_ok=True)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    from tutor.celery import app
-
-    app.conf.task_default_queue = queue
-    env = {
+def _worker_env(llm: ScriptedLLM, queue: str) -> dict[str, str]:
+    """The environment of a process the tests start (a Celery worker, the production server):
+    the test database, the scripted model, tasks on `queue`."""
+    return {
         **os.environ,
         "DATABASE_URL": _database_url(),
         "CELERY_QUEUE": queue,
@@ -327,7 +353,26 @@ def worker_env(llm: ScriptedLLM, transactional_db: None) -> Iterator[dict[str, s
         "EMBEDDINGS_RETRY_BACKOFF_SECONDS": "0.3",
         "PYTHONPATH": str(ROOT),
     }
-    yield env
+
+
+@pytest.fixture
+def worker_env(llm: ScriptedLLM, transactional_db: None) -> Iterator[dict[str, str]]:
+    """The environment of a test worker; tasks sent by the test go to its unique queue.
+
+    A test may add variables (e.g. CELERY_VISIBILITY_TIMEOUT) before starting a Worker itself,
+    or before the `server` fixture starts the production server (which then is its own).
+    """
+    if not django_settings.CELERY_BROKER_URL.startswith(("redis", "filesystem")):
+        raise RuntimeError("worker tests need REDIS_URL or the filesystem broker")
+    for option in ("data_folder_in", "data_folder_out", "processed_folder"):
+        folder = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS.get(option)
+        if isinstance(folder, str):  # the filesystem broker's folders must exist
+            Path(folder).mkdir(parents=True, exist_ok=True)
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    from tutor.celery import app
+
+    app.conf.task_default_queue = queue
+    yield _worker_env(llm, queue)
     app.conf.task_default_queue = django_settings.CELERY_TASK_DEFAULT_QUEUE
 
 
@@ -358,40 +403,142 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def server(worker_env: dict[str, str], llm: ScriptedLLM, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = tmp_path / "serve.log"
-    env = {
-        **worker_env,
-        "RUN_ADDR": f"127.0.0.1:{port}",
-        "WEB_CONCURRENCY": "2",
-        "EMBEDDINGS_BACKEND": "none",
-        "DB_STEP_THREADS": "4",  # the turn's database steps on their thread pool, as in production
-        "VENV": str(Path(worker_env.get("VIRTUAL_ENV", ROOT / ".venv"))),
-    }
-    with log.open("wb") as out:
-        proc = subprocess.Popen([str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=env, stdout=out, stderr=out)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
+class Serve:
+    """scripts/serve.sh (uvicorn, two worker processes) in a subprocess with `env`, logging to `log`."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.env = {
+            **env,
+            "RUN_ADDR": f"127.0.0.1:{self.port}",
+            "WEB_CONCURRENCY": "2",
+            "EMBEDDINGS_BACKEND": "none",
+            "DB_STEP_THREADS": "4",  # the turn's database steps on their thread pool, as in production
+            "VENV": str(Path(env.get("VIRTUAL_ENV", ROOT / ".venv"))),
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Serve:
+        """Start the server and return once both worker processes have started and it answers
+        (a 401 for an anonymous GET /me/)."""
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("wb") as out:
+            self.proc = subprocess.Popen(
+                [str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=self.env, stdout=out, stderr=out
+            )
+        # Generous: a loaded machine starts it slowly, and a ready server returns at once.
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            assert proc.poll() is None, log.read_text()
-            try:
-                if httpx2.get(f"{base}/api/v1/me/", timeout=1).status_code == 401:
-                    break
-            except httpx2.TransportError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError(f"server did not start:\n{log.read_text()}")
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        text = log.read_text(errors="replace")
+            assert self.proc.poll() is None, self.log_text()
+            # Ready once both worker processes are: the first one to finish its start-up answers.
+            if self.log_text().count("Application startup complete.") >= 2:
+                try:
+                    if httpx2.get(f"{self.base}/api/v1/me/", timeout=1).status_code == 401:
+                        return self
+                except httpx2.TransportError:
+                    pass
+            time.sleep(0.05)
+        self.stop()
+        raise AssertionError(f"server did not start:\n{self.log_text()}")
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self, since: int = 0) -> str:
+        if not self.log.exists():
+            return ""
+        with self.log.open("rb") as f:
+            f.seek(since)
+            return f.read().decode(errors="replace")
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
+    def check(self, since: int = 0) -> None:
+        """No traceback in the log since `since`, and each of the two worker processes warmed up
+        once before accepting connections (the ASGI lifespan): none was restarted."""
+        text = self.log_text(since)
         assert "Traceback" not in text, text
-        # Each worker process warmed up before accepting connections (the ASGI lifespan).
-        assert text.count("chat model: scripted-tutor at") == 2, text
+        assert self.log_text().count("chat model: scripted-tutor at") == 2, self.log_text()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+class SharedServe:
+    """The production server the `server` fixture shares between the tests of a run, started at
+    the first test that needs it (and again if one of them stopped it)."""
+
+    def __init__(self, llm: ScriptedLLM) -> None:
+        self.llm = llm
+        self.queue = f"test-serve-{uuid.uuid4().hex[:8]}"
+        self.serve: Serve | None = None
+        self.started = 0
+        self.checked = 0  # the part of the log the tests have checked
+
+    def get(self) -> Serve:
+        if self.serve is None or not self.serve.alive():
+            self.started += 1
+            log = Path(django_settings.VAR_DIR) / "test-servers" / f"serve-{self.queue}-{self.started}.log"
+            self.serve = Serve(_worker_env(self.llm, self.queue), log).start()
+            self.checked = 0
+        return self.serve
+
+    def stop(self) -> None:
+        """Stop the server; its shutdown logs no traceback."""
+        if self.serve is not None:
+            self.serve.stop()
+            self.serve.check(self.checked)
+
+
+@pytest.fixture(scope="session")
+def _shared_serve(llm_server: ScriptedLLM, django_db_setup: None) -> Iterator[SharedServe]:
+    """Stopped at the end of the run, before the test database is dropped."""
+    shared = SharedServe(llm_server)
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture
+def server(
+    worker_env: dict[str, str],
+    llm: ScriptedLLM,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    _shared_serve: SharedServe,
+) -> Iterator[str]:
+    """The base URL of the production server (scripts/serve.sh) on the test database.
+
+    One server serves every test that does not change its environment: each test has users and
+    data of its own (the database is emptied after each), and the server's tasks go to a queue
+    no test worker reads. A test that adds variables to `worker_env` before this fixture runs,
+    or that also runs a `worker` (which must read the server's queue), gets a server of its own,
+    stopped after it. Either way the test fails if the server logged a traceback meanwhile or
+    restarted a worker process.
+    """
+    standard = _worker_env(llm, worker_env["CELERY_QUEUE"])
+    own = worker_env != standard or "worker" in request.fixturenames
+    if own:
+        serve = Serve(worker_env, tmp_path / "serve.log").start()
+        try:
+            yield serve.base
+        finally:
+            serve.stop()
+            serve.check()
+        return
+    serve = _shared_serve.get()
+    since = serve.log_size()
+    yield serve.base
+    serve.check(since)
+    _shared_serve.checked = serve.log_size()
 
 
 def headers(user: Any, **extra: str) -> dict[str, str]:

@@ -116,7 +116,7 @@ def serving(worker_env: dict[str, str], log: Path, **env: str) -> Iterator[tuple
             return False
 
     try:
-        wait_for(answering, timeout=30, interval=0.2)
+        wait_for(answering, timeout=120, interval=0.05)  # a ready server returns at once
         yield base, proc
     finally:
         if proc.poll() is None:

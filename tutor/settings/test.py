@@ -8,7 +8,12 @@ Throttles are off unless a test turns them on.
 import os
 import tempfile
 
-os.environ.setdefault("TUTOR_VAR_DIR", tempfile.mkdtemp(prefix="tutor-test-"))
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each pytest-xdist worker (pytest -n) has a directory of its own: its SQLite test database,
+    # uploaded files and logs, removed at the end of its run.
+    os.environ["TUTOR_VAR_DIR"] = tempfile.mkdtemp(prefix=f"tutor-test-{os.environ['PYTEST_XDIST_WORKER']}-")
+else:
+    os.environ.setdefault("TUTOR_VAR_DIR", tempfile.mkdtemp(prefix="tutor-test-"))
 
 from .base import *  # noqa: F403
 from .base import env_int, env_rate
