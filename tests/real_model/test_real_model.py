@@ -22,7 +22,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
-from conversations.models import Conversation
+from conversations.models import ContextCheckpoint, Conversation, Message
 from llm import gateway
 from llm.models import LLMUsage
 from memory.models import AIMemory
@@ -223,7 +223,7 @@ def test_gateway_stream_assembles_the_real_servers_tool_call(
 # --- 3. Ended conversations get a memory -------------------------------------------------------
 
 SUMMARY_TASK = "memory.tasks.conversation_summarize"
-TURNS_PER_CONVERSATION = [3, 5, 8, 4, 6, 3, 7, 5, 8, 4]
+TURNS_PER_CONVERSATION = [3, 5, 2, 4]
 FINISHED = re.compile(r"\] (?:succeeded in |retry: |raised unexpected)")
 
 
@@ -269,7 +269,7 @@ class ConversationRun:
 def test_every_ended_conversation_gets_a_summary_memory(
     clients: dict[str, APIClient], real_llm: RealModel, real_worker: Worker
 ) -> None:
-    """10 conversations of 3-8 short turns, each ended with POST /end/, a real Celery worker
+    """4 conversations of 2-5 short turns, each ended with POST /end/, a real Celery worker
     summarising with the real model: once the worker is idle, each conversation has exactly its
     one summary memory, and no summary is pending or failed. The sends' statuses are reported,
     not asserted: this server cuts a streamed answer short when another request arrives (its
@@ -284,7 +284,7 @@ def test_every_ended_conversation_gets_a_summary_memory(
             run.turns.append(resp.status_code)
         resp = client.post(f"/api/v1/conversations/{run.cid}/end/")
         assert resp.status_code == 202, error_of(resp)
-    wait_until_idle(real_worker, summaries=len(runs), timeout=1200)
+    wait_until_idle(real_worker, summaries=len(runs), timeout=600)
     for run in runs:
         conversation = Conversation.objects.get(pk=run.cid)
         run.summary_status, run.summary_error = conversation.summary_status, conversation.summary_error
@@ -306,21 +306,34 @@ def long_message(n: int, chars: int) -> str:
     return text[:chars]
 
 
+# The far-past test's window (LLM_CONTEXT_WINDOW), its turns and their length: every turn past
+# the window costs a compression summary and a reply over a full window, so the window is small.
+FAR_PAST_WINDOW = 1024
+FAR_PAST_TURNS = 10
+FAR_PAST_CHARS = 2000
+
+
 def test_conversation_far_past_the_context_window_keeps_answering(
-    clients: dict[str, APIClient], real_llm: RealModel
+    clients: dict[str, APIClient], real_llm: RealModel, settings: Any
 ) -> None:
-    """30 turns of 4,500-character messages (about ten times the 4,096-token window in all):
-    every send is answered 201, so the product must fit the prompt to the model's window."""
+    """10 turns of 2,000-character messages (about 470 tokens each, nearly five times the
+    window in all) with the window set to 1,024 tokens (LLM_CONTEXT_WINDOW): every send is
+    answered 201, so the product must fit the prompt to the window, compressing the history
+    with the real model as the conversation outgrows it."""
+    settings.LLM_CONTEXT_WINDOW = FAR_PAST_WINDOW
     client = clients["alice"]
     cid = start(client)
     statuses: list[int] = []
     first_failure = ""
-    for n in range(30):
-        resp = send(client, cid, long_message(n, 4500), f"long-{n}")
+    for n in range(FAR_PAST_TURNS):
+        resp = send(client, cid, long_message(n, FAR_PAST_CHARS), f"long-{n}")
         statuses.append(resp.status_code)
         if resp.status_code != 201 and not first_failure:
             first_failure = f"send {n + 1}: {error_of(resp)}"
-    assert statuses == [201] * 30, f"statuses {statuses}; first failure at {first_failure}"
+    assert statuses == [201] * FAR_PAST_TURNS, f"statuses {statuses}; first failure at {first_failure}"
+    total = sum(m.token_count for m in Message.objects.filter(conversation_id=cid))
+    assert total > 4 * FAR_PAST_WINDOW, f"the conversation holds {total} tokens"
+    assert ContextCheckpoint.objects.filter(conversation_id=cid).exists(), "the history was never compressed"
 
 
 def test_how_the_server_refuses_a_prompt_past_its_window(real_model: RealModel) -> None:
