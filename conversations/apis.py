@@ -93,7 +93,8 @@ class MessagesApi(APIView):
 
     Served by `message_send` below, an asynchronous view: GET goes through this class's
     `dispatch` in one short database step; POST authenticates, throttles and validates through
-    DRF in one such step (`prepare`), then runs the turn asynchronously (conversations.streaming).
+    DRF (`prepare`) in the database step that claims the turn, then runs the turn asynchronously
+    (conversations.streaming).
     """
 
     throttle_classes = [SendRateThrottle]
@@ -149,14 +150,16 @@ class MessagesApi(APIView):
         The student message is stored before the model is called. A retry with the same
         `client_message_id` never calls the model twice: it replays the stored reply
         (`replayed: true`), or follows the turn still answering."""
-        prepared = await db_step(self.prepare, request, conversation_id)
-        if isinstance(prepared, HttpResponseBase):
-            return prepared
-        user, data = prepared
         try:
-            feed = await streaming.turn_open(user=user, conversation_id=conversation_id, **data)
+            # The request's checks and the turn's claim: one database step.
+            opened = await streaming.turn_open_checked(
+                lambda: self.prepare(request, conversation_id), conversation_id=conversation_id
+            )
         except ApplicationError as exc:
             return _error_response(exc)
+        if isinstance(opened, HttpResponseBase):
+            return opened
+        feed = opened
         if "text/event-stream" in request.headers.get("Accept", ""):
             response = StreamingHttpResponse(streaming.sse(feed), content_type="text/event-stream; charset=utf-8")
             response["Cache-Control"] = "no-cache"
@@ -168,8 +171,8 @@ class MessagesApi(APIView):
             return _error_response(feed.error)
         assert feed.student_message is not None and feed.reply is not None
         body = {
-            "student_message": MessageOutput(feed.student_message).data,
-            "reply": MessageOutput(feed.reply).data,
+            "student_message": streaming.message_data(feed.student_message),
+            "reply": streaming.message_data(feed.reply),
             "replayed": feed.replayed,
             "quizzes": feed.tool_data("quiz"),
         }

@@ -29,10 +29,11 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 from django.conf import settings
+from django.utils import translation
 from django.utils.translation import gettext
 
 from conversations import prompting, turns
@@ -49,6 +50,7 @@ from llm.tools import ToolEvent
 logger = logging.getLogger(__name__)
 
 Event = tuple[str, dict[str, Any]]
+R = TypeVar("R")
 
 
 class ServerShuttingDown(ServiceUnavailable):
@@ -57,6 +59,18 @@ class ServerShuttingDown(ServiceUnavailable):
     code = "server_shutting_down"
     retry_safe = True
     retry_after = DRAIN_RETRY_AFTER_SECONDS
+
+
+_message_output: MessageOutput | None = None
+
+
+def message_data(message: Message) -> dict[str, Any]:
+    """`MessageOutput(message).data`, from one serializer built once (building a serializer's
+    fields costs more than showing a message with them)."""
+    global _message_output
+    if _message_output is None:
+        _message_output = MessageOutput()
+    return dict(_message_output.to_representation(message))
 
 
 class TurnFeed:
@@ -104,7 +118,7 @@ class TurnFeed:
 
     def start(self, student_message: Message) -> None:
         self.student_message = student_message
-        self.publish("message", dict(MessageOutput(student_message).data))
+        self.publish("message", message_data(student_message))
 
     def add_tool_event(self, event: ToolEvent) -> None:
         """An event of one of this turn's tools, sent once: the same event again (a repeated
@@ -122,7 +136,7 @@ class TurnFeed:
 
     def finish(self, reply: Message) -> None:
         self.reply = reply
-        self.publish("done", {**MessageOutput(reply).data, "replayed": self.replayed})
+        self.publish("done", {**message_data(reply), "replayed": self.replayed})
         self.close()
 
     def fail(self, error: ApplicationError) -> None:
@@ -159,27 +173,59 @@ async def turn_open(*, user: Any, conversation_id: Any, content: str, client_mes
     Shielded: a request cancelled while this runs (the client left) does not interrupt it, so a
     turn whose message got stored is always driven to its reply.
     """
-    opening = asyncio.ensure_future(
-        _open(user=user, conversation_id=conversation_id, content=content, client_message_id=client_message_id)
-    )
+    message = {"content": content, "client_message_id": client_message_id}
+    opened = await turn_open_checked(lambda: (user, message), conversation_id=conversation_id)
+    assert isinstance(opened, TurnFeed)
+    return opened
+
+
+async def turn_open_checked(check: Callable[[], Checked | R], *, conversation_id: Any) -> TurnFeed | R:
+    """As `turn_open`, the request's own checks first, in the same database step as the turn's
+    first claim (one thread hand-off and one connection for both): `check` (run in that step)
+    returns the user and the message's fields (content, client_message_id), or what the request
+    answers instead (returned as is, and no turn is opened). The language that step chose (the
+    user's) is the caller's afterwards, also when this raises."""
+    chosen: list[str] = []
+    opening = asyncio.ensure_future(_open(check, conversation_id=conversation_id, chosen=chosen))
     _tasks.add(opening)
     opening.add_done_callback(_tasks.discard)
-    return await asyncio.shield(opening)
+    try:
+        return await asyncio.shield(opening)
+    finally:
+        if chosen:
+            translation.activate(chosen[0])
 
 
-async def _open(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> TurnFeed:
+# What a request's check gives when the turn may go on: the user, and the message's fields.
+Checked = tuple[Any, dict[str, Any]]
+
+
+def _checked_begin(check: Callable[[], Any], conversation_id: Any) -> tuple[Any, Any]:
+    checked = check()
+    if not isinstance(checked, tuple):
+        return checked, None
+    user, message = checked
+    return checked, turns.turn_begin(user=user, conversation_id=conversation_id, **message)
+
+
+async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chosen: list[str]) -> TurnFeed | R:
     loop = id(asyncio.get_running_loop())
     deadline = time.monotonic() + settings.TURN_WAIT_SECONDS
     pause = 0.02
     followed = False  # this message's turn was in progress in another process when we came
+    try:
+        checked, outcome = await db_step(_checked_begin, check, conversation_id)
+    finally:
+        # This task's context is a copy of the request's: the language goes back by hand.
+        language = translation.get_language()
+        if language:
+            chosen.append(language)
+    if not isinstance(checked, tuple):
+        return checked
+    user, message = checked
     while True:
-        outcome = await db_step(
-            turns.turn_begin,
-            user=user,
-            conversation_id=conversation_id,
-            content=content,
-            client_message_id=client_message_id,
-        )
+        if outcome is None:
+            outcome = await db_step(turns.turn_begin, user=user, conversation_id=conversation_id, **message)
         if isinstance(outcome, turns.Replay):
             return TurnFeed.replay(outcome, replayed=not followed)
         if isinstance(outcome, turns.Claimed):
@@ -214,6 +260,7 @@ async def _open(*, user: Any, conversation_id: Any, content: str, client_message
             )
         await asyncio.sleep(pause)
         pause = min(pause * 1.5, 0.25)
+        outcome = None
 
 
 async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> None:

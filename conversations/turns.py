@@ -40,6 +40,7 @@ from django.db.models import Exists, F, OuterRef, Subquery
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
+from accounts.models import User
 from conversations import prompts
 from conversations.blocks import PROMPT_FILES
 from conversations.context import Context, context_build
@@ -279,47 +280,26 @@ def _claim_statement(
         pk = int(conversation_id)
     except (TypeError, ValueError):
         return None
-    budget = costs.budget_may_apply(student_id=user.pk)
-    if not isinstance(budget, Exists):
+    if not isinstance(costs.budget_may_apply(student_id=user.pk), Exists):
         return None  # a budget setting covers every student: the transaction checks it
-    parts: dict[str, Any] = {
-        "scope": Conversation.objects.visible_to(user).filter(pk=pk, student_id=user.pk).values("pk").query,
-        "budget": budget.query,
-        "files": ConversationFile.objects.filter(conversation_id=pk).values("pk").query,
-        "checkpoints": ContextCheckpoint.objects.filter(conversation_id=pk).values("pk").query,
-        "tasks": learning_selectors.tasks_exist(student_id=user.pk).query,
-        "skills": learning_selectors.skills_exist(student_id=user.pk).query,
-    }
-    compiled: dict[str, tuple[str, tuple[Any, ...]]] = {name: query.sql_with_params() for name, query in parts.items()}
-    fields = Conversation._meta.concrete_fields
-    q = connection.ops.quote_name
     now = timezone.now()
     token = uuid.uuid4().hex
-    template = _sql(_CLAIM_SQL).replace("<returned>", ", ".join(f"c.{q(f.column)}" for f in fields))
-    statement = template.replace("<claimed>", ", ".join(f"claimed.{q(f.column)}" for f in fields))
-    for name, (sql, _params) in compiled.items():
-        statement = statement.replace(f"<{name}>", sql)
-    params: list[Any] = [
-        tokens,
-        now,
-        token,
-        now + _lease(),
-        Message._meta.db_table,
-        pk,
-        *compiled["scope"][1],
-        now,
-        client_message_id,
-        *compiled["budget"][1],
-        Message.Role.STUDENT,
-        content,
-        client_message_id,
-        tokens,
-        now,
-        *compiled["files"][1],
-        *compiled["checkpoints"][1],
-        *compiled["tasks"][1],
-        *compiled["skills"][1],
-    ]
+    slots = {
+        _CLAIM_PK: pk,
+        _CLAIM_USER: user.pk,
+        _CLAIM_TOKENS: tokens,
+        _CLAIM_NOW: now,
+        _CLAIM_TOKEN: token,
+        _CLAIM_EXPIRES: now + _lease(),
+        _CLAIM_CLIENT_ID: client_message_id,
+        _CLAIM_CONTENT: content,
+    }
+    if getattr(user, "role", None) == User.Role.STUDENT and user.is_authenticated:
+        statement, spec = _claim_compiled()
+        params = [slots[p] if isinstance(p, _Slot) else p for p in spec]
+    else:
+        statement, params = _claim_compile(user=user, pk=pk, slots=slots)
+    fields = Conversation._meta.concrete_fields
     try:
         # A savepoint only inside a caller's transaction (tests): alone, the statement is atomic.
         with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
@@ -354,6 +334,85 @@ def _claim_statement(
         has_checkpoint=has_checkpoint,
         has_learning=has_tasks or has_skills,
     )
+
+
+class _Slot:
+    """A value of the claim statement filled in at each claim (`_claim_compiled`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+_CLAIM_PK, _CLAIM_USER = _Slot("conversation id"), _Slot("user id")
+_CLAIM_TOKENS, _CLAIM_NOW, _CLAIM_TOKEN = _Slot("tokens"), _Slot("now"), _Slot("token")
+_CLAIM_EXPIRES, _CLAIM_CLIENT_ID, _CLAIM_CONTENT = _Slot("expires"), _Slot("client_message_id"), _Slot("content")
+# Stand-ins for the ids while the ORM compiles the statement once: no id is negative.
+_PK_STAND_IN, _USER_STAND_IN = -7_391_000_001, -7_391_000_002
+_claim_cache: dict[str, tuple[str, list[Any]]] = {}
+
+
+def _claim_compile(*, user: Any, pk: int, slots: dict[_Slot, Any]) -> tuple[str, list[Any]]:
+    """The claim statement of `user` and conversation `pk` as the ORM compiles it, and its
+    parameters, the values of `slots` in their places (a slot left out stays a `_Slot`)."""
+    budget = costs.budget_may_apply(student_id=user.pk)
+    assert isinstance(budget, Exists), "the claim statement is for students no budget setting covers"
+    parts: dict[str, Any] = {
+        "scope": Conversation.objects.visible_to(user).filter(pk=pk, student_id=user.pk).values("pk").query,
+        "budget": budget.query,
+        "files": ConversationFile.objects.filter(conversation_id=pk).values("pk").query,
+        "checkpoints": ContextCheckpoint.objects.filter(conversation_id=pk).values("pk").query,
+        "tasks": learning_selectors.tasks_exist(student_id=user.pk).query,
+        "skills": learning_selectors.skills_exist(student_id=user.pk).query,
+    }
+    compiled: dict[str, tuple[str, tuple[Any, ...]]] = {name: query.sql_with_params() for name, query in parts.items()}
+    fields = Conversation._meta.concrete_fields
+    q = connection.ops.quote_name
+    template = _sql(_CLAIM_SQL).replace("<returned>", ", ".join(f"c.{q(f.column)}" for f in fields))
+    statement = template.replace("<claimed>", ", ".join(f"claimed.{q(f.column)}" for f in fields))
+    for name, (sql, _params) in compiled.items():
+        statement = statement.replace(f"<{name}>", sql)
+    params: list[Any] = [
+        _CLAIM_TOKENS,
+        _CLAIM_NOW,
+        _CLAIM_TOKEN,
+        _CLAIM_EXPIRES,
+        Message._meta.db_table,
+        pk,
+        *compiled["scope"][1],
+        _CLAIM_NOW,
+        _CLAIM_CLIENT_ID,
+        *compiled["budget"][1],
+        Message.Role.STUDENT,
+        _CLAIM_CONTENT,
+        _CLAIM_CLIENT_ID,
+        _CLAIM_TOKENS,
+        _CLAIM_NOW,
+        *compiled["files"][1],
+        *compiled["checkpoints"][1],
+        *compiled["tasks"][1],
+        *compiled["skills"][1],
+    ]
+    return statement, [slots.get(p, p) if isinstance(p, _Slot) else p for p in params]
+
+
+def _claim_compiled() -> tuple[str, list[Any]]:
+    """The claim statement of a student, compiled once per database connection alias (the ORM's
+    compilation is most of a claim's CPU): its SQL and its parameters, with `_Slot`s where each
+    claim's values go. Compiled for a stand-in student and conversation whose ids become slots;
+    the same statement as `_claim_compile` gives for a real one (tests check it)."""
+    cached = _claim_cache.get(connection.alias)
+    if cached is None:
+        stand_in = User(pk=_USER_STAND_IN, role=User.Role.STUDENT)
+        statement, params = _claim_compile(user=stand_in, pk=_PK_STAND_IN, slots={})
+        ids = {_PK_STAND_IN: _CLAIM_PK, _USER_STAND_IN: _CLAIM_USER}
+        spec = [ids.get(p, p) if type(p) is int else p for p in params]
+        if str(_PK_STAND_IN) in statement or str(_USER_STAND_IN) in statement:
+            raise AssertionError("an id was written into the claim statement, not passed as a parameter")
+        cached = _claim_cache[connection.alias] = (statement, spec)
+    return cached
 
 
 # PostgreSQL: the claim of a new message (_claim_statement); <name>: the compiled ORM queries.

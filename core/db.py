@@ -59,16 +59,22 @@ async def db_step(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R
         return await sync_to_async(run)()
     # Django's active language is per thread (asgiref.local), which a pool thread does not
     # inherit: the step runs in the caller's, and one it activates (core.auth: the user's) comes
-    # back to the caller, as with sync_to_async; the messages and Content-Language follow it.
+    # back to the caller, as with sync_to_async, also when the step raises (an error found
+    # after authentication is in the user's language); the messages and Content-Language follow it.
     language = translation.get_language()
 
-    def run_in_language() -> tuple[R, str]:
+    def run_in_language() -> tuple[R | None, str, Exception | None]:
         with translation.override(language):
-            return run(), translation.get_language()
+            try:
+                return run(), translation.get_language(), None
+            except Exception as exc:
+                return None, translation.get_language(), exc
 
     # contextvars go along (the ORM keeps none of its state there; loggers may).
     context = contextvars.copy_context()
-    result, chosen = await asyncio.get_running_loop().run_in_executor(pool, context.run, run_in_language)
+    result, chosen, error = await asyncio.get_running_loop().run_in_executor(pool, context.run, run_in_language)
     if chosen:
         translation.activate(chosen)
-    return result
+    if error is not None:
+        raise error
+    return result  # type: ignore[return-value]
