@@ -40,9 +40,9 @@ lint: install-dev
 	$(PY) -m mypy .
 	$(PY) manage.py makemigrations --check --dry-run
 
-# PYTEST_ARGS: more pytest options, e.g. `make test PYTEST_ARGS="-n 2 --dist loadgroup"` to run on
-# two pytest-xdist workers (the real-model tests stay in one of them), or `-m "not real_model"`.
-PYTEST_ARGS ?=
+# PYTEST_ARGS: pytest's options; by default two pytest-xdist workers, the real-model tests in one
+# of them (docs/testing.md). E.g. `make test PYTEST_ARGS='-m "not real_model"'` for one process.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 test: lint
 	$(PY) scripts/pgsearch.py run -- $(PY) -m pytest $(PYTEST_ARGS)

@@ -8,10 +8,13 @@ Throttles are off unless a test turns them on.
 import os
 import tempfile
 
-if os.environ.get("PYTEST_XDIST_WORKER"):
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _xdist_worker and os.environ.get("TUTOR_TEST_VAR_WORKER") != _xdist_worker:
     # Each pytest-xdist worker (pytest -n) has a directory of its own: its SQLite test database,
-    # uploaded files and logs, removed at the end of its run.
-    os.environ["TUTOR_VAR_DIR"] = tempfile.mkdtemp(prefix=f"tutor-test-{os.environ['PYTEST_XDIST_WORKER']}-")
+    # uploaded files and logs, removed at the end of its run. The servers and Celery workers it
+    # starts inherit the directory (TUTOR_TEST_VAR_WORKER says it is already the worker's own).
+    os.environ["TUTOR_VAR_DIR"] = tempfile.mkdtemp(prefix=f"tutor-test-{_xdist_worker}-")
+    os.environ["TUTOR_TEST_VAR_WORKER"] = _xdist_worker
 else:
     os.environ.setdefault("TUTOR_VAR_DIR", tempfile.mkdtemp(prefix="tutor-test-"))
 
