@@ -8,8 +8,9 @@ Throttles are off unless a test turns them on.
 import os
 import tempfile
 
-_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
-if _xdist_worker and os.environ.get("TUTOR_TEST_VAR_WORKER") != _xdist_worker:
+if (_xdist_worker := os.environ.get("PYTEST_XDIST_WORKER", "")) and os.environ.get(
+    "TUTOR_TEST_VAR_WORKER"
+) != _xdist_worker:
     # Each pytest-xdist worker (pytest -n) has a directory of its own: its SQLite test database,
     # uploaded files and logs, removed at the end of its run. The servers and Celery workers it
     # starts inherit the directory (TUTOR_TEST_VAR_WORKER says it is already the worker's own).
