@@ -18,7 +18,7 @@ from tests.conftest import make_user
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif("connection.vendor != 'postgresql'", reason="PostgreSQL's statements"),
+    pytest.mark.postgresql_only,
 ]
 
 MODEL = "test:random-16"
@@ -174,8 +174,8 @@ def test_the_vector_statement_ranks_as_documented(mix: float, half_life: float, 
 
 
 def test_the_hot_statements_are_prepared_once_per_connection(settings: Any) -> None:
-    if connection.settings_dict["OPTIONS"].get("prepare_threshold") is None:
-        pytest.skip("DB_PREPARED_STATEMENTS is off")
+    # DB_PREPARED_STATEMENTS is on by default: the connection prepares on first execution.
+    assert connection.settings_dict["OPTIONS"].get("prepare_threshold") == 0
     student = make_user("pg-prepared")
     memories = _memories(student, np.random.default_rng(5), 3)
     for _ in range(3):
