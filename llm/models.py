@@ -17,6 +17,7 @@ class LLMUsage(models.Model):
         EXTRACTION = "extraction", "Fact extraction"
         CONSOLIDATION = "consolidation", "Memory consolidation"
         EMBEDDING = "embedding", "Embedding"
+        SAFETY = "safety", "Safety screening"
 
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     model = models.CharField(max_length=200)

@@ -49,16 +49,34 @@ Every request body is recorded in `requests` as (kind, body).
 
 POST /v1/embeddings answers deterministic vectors (a hashed bag of words, EMBEDDING_DIM
 values), recorded as kind "embeddings"; a scripted "embeddings" step may be an HTTP error.
+
+POST /v1/moderations answers in OpenAI's shape (id, model, results[] each with flagged,
+categories, category_scores, category_applied_input_types), recorded as kind "moderations". By
+default a deterministic keyword scorer (`default_moderation`): a phrase of MODERATION_KEYWORDS,
+or the marker "[moderation:<category>]", scores that category 0.97 (flagged), anything else
+0.0001; images (data URLs) are scored on their decoded bytes, for the categories OpenAI reads in
+images only, and, like OpenAI, more than one image in a request is refused (400,
+"too_many_images"). A scripted "moderations" step may be {"status": ...}, {"delay": ...},
+{"drop": True}, {"raw": ...} as above, {"scores": {"self-harm/intent": 0.93, ...}} (the
+default's scores with these instead, flagged from 0.5, or as {"categories": {...}} and
+{"flagged": ...} say), or {"results": [...]} (answered as they are).
+
+The kinds of chat completion (`classify`): "summary", "compression", "summary_part",
+"grading", "extraction", "merge", "safety" (the safety classifier, safety.backends: by default
+the keyword scorer's verdict on the student's text as JSON, `default_safety`) and "chat".
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
 import json
 import random
 import re
 import threading
 import time
+import uuid
 from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -69,6 +87,7 @@ PART_MARKER = "You take notes on one part"
 GRADING_MARKER = "You grade a student's short answer"
 EXTRACTION_MARKER = "You extract what lasts"
 MERGE_MARKER = "You merge near-duplicate memories"
+SAFETY_MARKER = "You screen texts for a tutoring service used by children."
 DEFAULT_GRADING = {"correct": True, "feedback": "Yes, that is the expected answer."}
 
 DEFAULT_SUMMARY = {
@@ -105,7 +124,135 @@ def classify(body: dict[str, Any]) -> str:
         return "extraction"
     if isinstance(first, str) and first.startswith(MERGE_MARKER):
         return "merge"
+    if isinstance(first, str) and first.startswith(SAFETY_MARKER):
+        return "safety"
     return "chat"
+
+
+# --- Moderation and the safety classifier ----------------------------------------------------
+
+MODERATION_CATEGORIES = (
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/instructions",
+    "self-harm/intent",
+    "sexual",
+    "sexual/minors",
+    "violence",
+    "violence/graphic",
+)
+# The categories OpenAI's omni-moderation scores images for.
+IMAGE_CATEGORIES = frozenset(
+    {"self-harm", "self-harm/instructions", "self-harm/intent", "sexual", "violence", "violence/graphic"}
+)
+MODERATION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "self-harm/intent": ("kill myself", "end my life", "want to die", "hurt myself"),
+    "self-harm/instructions": ("how to cut yourself",),
+    "self-harm": ("kill myself", "end my life", "want to die", "hurt myself", "how to cut yourself"),
+    "violence": ("kill you", "beat you up", "stab"),
+    "harassment/threatening": ("kill you", "beat you up"),
+    "harassment": ("kill you", "beat you up", "you are stupid", "loser"),
+}
+MATCHED_SCORE = 0.97
+BASE_SCORE = 0.0001
+
+
+def moderation_scores(
+    text: str, categories: tuple[str, ...] | frozenset[str] = MODERATION_CATEGORIES
+) -> dict[str, float]:
+    """The keyword scorer: MATCHED_SCORE for a category whose phrase or "[moderation:<category>]"
+    marker the text holds, else BASE_SCORE."""
+    lowered = text.lower()
+    return {
+        name: MATCHED_SCORE
+        if f"[moderation:{name}]" in lowered or any(k in lowered for k in MODERATION_KEYWORDS.get(name, ()))
+        else BASE_SCORE
+        for name in MODERATION_CATEGORIES
+        if name in categories
+    }
+
+
+def _image_text(url: str) -> str:
+    """What the scorer reads in an image: its data URL's decoded bytes (a URL: the URL itself)."""
+    if url.startswith("data:") and "," in url:
+        try:
+            return base64.b64decode(url.split(",", 1)[1]).decode("latin-1")
+        except ValueError:
+            return ""
+    return url
+
+
+def moderation_result(text: str, images: list[str], scripted: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One result in OpenAI's shape for a text and its images."""
+    scores = moderation_scores(text) if text or not images else {name: 0.0 for name in MODERATION_CATEGORIES}
+    for image in images:
+        for name, score in moderation_scores(_image_text(image), IMAGE_CATEGORIES).items():
+            scores[name] = max(scores[name], score)
+    step = scripted or {}
+    scores.update(step.get("scores") or {})
+    categories = {name: score >= 0.5 for name, score in scores.items()}
+    categories.update(step.get("categories") or {})
+    types = (["text"] if text else []) + (["image"] if images else [])
+    applied = {name: [t for t in types if t == "text" or name in IMAGE_CATEGORIES] for name in MODERATION_CATEGORIES}
+    return {
+        "flagged": bool(step.get("flagged", any(categories.values()))),
+        "categories": categories,
+        "category_scores": scores,
+        "category_applied_input_types": applied,
+    }
+
+
+def default_moderation(body: dict[str, Any], step: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+    """The answer (status, body) to a /v1/moderations request: a result per string of a list of
+    strings, one for a multi-modal list (at most one image, as OpenAI)."""
+    given = body.get("input")
+    if step and "results" in step:
+        results = step["results"]
+    elif isinstance(given, list) and any(isinstance(part, dict) for part in given):
+        text = " ".join(str(p.get("text") or "") for p in given if isinstance(p, dict) and p.get("type") == "text")
+        images = [
+            str((p.get("image_url") or {}).get("url") or "")
+            for p in given
+            if isinstance(p, dict) and p.get("type") == "image_url"
+        ]
+        if len(images) > 1:
+            error = {
+                "message": f"Number of images ({len(images)}) exceeds maximum of 1",
+                "type": "invalid_request_error",
+                "param": "input",
+                "code": "too_many_images",
+            }
+            return 400, {"error": error}
+        results = [moderation_result(text, images, step)]
+    else:
+        texts = given if isinstance(given, list) else [str(given or "")]
+        results = [moderation_result(str(t), [], step) for t in texts]
+    payload = {"id": f"modr-{uuid.uuid4().hex[:12]}", "model": body.get("model") or "omni-moderation-latest"}
+    return 200, {**payload, "results": results}
+
+
+def default_safety(body: dict[str, Any]) -> dict[str, Any]:
+    """The classifier's verdict by the keyword scorer, on the last message's text: self-harm
+    intent a crisis, a threat a violence concern, harassment a concern, "[moderation:
+    sexual/minors]" a crisis; else none."""
+    content = (body.get("messages") or [{}])[-1].get("content") or ""
+    if isinstance(content, list):
+        content = " ".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    scores = moderation_scores(str(content))
+    for source, category, severity in (
+        ("sexual/minors", "sexual_minors", "crisis"),
+        ("self-harm/intent", "self_harm", "crisis"),
+        ("harassment/threatening", "violence", "concern"),
+        ("harassment", "harassment", "concern"),
+    ):
+        if scores[source] >= 0.5:
+            return {"category": category, "severity": severity, "confidence": 0.9, "reason": f"Scored {source}."}
+    return {"category": "none", "severity": "none", "confidence": 0.9, "reason": "Nothing of concern."}
 
 
 _SHOWN = re.compile(r'<(memory|new_memory) id="(\d+)" kind="[a-z_]+">(.*?)</\1>', re.DOTALL)
@@ -277,6 +424,8 @@ class ScriptedLLM:
             return {"content": json.dumps(extracted)}
         if kind == "merge":
             return {"content": json.dumps(default_merge(body or {"messages": [{"content": ""}]}))}
+        if kind == "safety":
+            return {"content": json.dumps(default_safety(body or {}))}
         return {"content": "Let's work through it step by step."}
 
     def context_refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
@@ -428,6 +577,28 @@ class ScriptedLLM:
                 }
                 self._send(200, json.dumps(payload).encode())
 
+            def _moderations(self, body: dict[str, Any]) -> None:
+                with llm.lock:
+                    llm.requests.append(("moderations", body))
+                    step = llm.scripts["moderations"].popleft() if llm.scripts["moderations"] else {}
+                if step.get("delay"):
+                    time.sleep(float(step["delay"]))
+                if step.get("drop"):
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if "status" in step:
+                    err = step.get("body") or {"error": {"message": "scripted error", "type": "server_error"}}
+                    self._send(int(step["status"]), json.dumps(err).encode())
+                    return
+                if "raw" in step:
+                    self._send(200, str(step["raw"]).encode())
+                    return
+                status, payload = default_moderation(body, step)
+                # The client may have given up waiting (a scripted delay past its timeout).
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self._send(status, json.dumps(payload).encode())
+
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     with llm.lock:
@@ -444,6 +615,9 @@ class ScriptedLLM:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if self.path.rstrip("/").endswith("/embeddings"):
                     self._embeddings(body)
+                    return
+                if self.path.rstrip("/").endswith("/moderations"):
+                    self._moderations(body)
                     return
                 if self.path.rstrip("/").endswith("/api/show"):
                     if llm.ollama_show is None:
