@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations import files, selectors, services, streaming
+from conversations import files, screening, selectors, services, streaming
 from conversations.serializers import (
     ConversationDetailOutput,
     ConversationOutput,
@@ -175,6 +175,7 @@ class MessagesApi(APIView):
             "reply": streaming.message_data(feed.reply),
             "replayed": feed.replayed,
             "quizzes": feed.tool_data("quiz"),
+            "safety": feed.tool_data(screening.SAFETY),
         }
         return JsonResponse(body, status=201)
 

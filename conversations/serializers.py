@@ -7,7 +7,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from conversations import screening
 from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
+from conversations.screening import SafetyNoticeData
 from core.schema import ErrorEnvelope
 from learning.serializers import QuizOutput
 from llm.tools import event_types
@@ -82,6 +84,10 @@ class TurnOutput(serializers.Serializer[None]):
     reply = MessageOutput()
     replayed = serializers.BooleanField(help_text="True when this is a retry answered from the stored reply.")
     quizzes = QuizOutput(many=True, help_text="The quizzes the tutor created in this turn (questions, no answers).")
+    safety = SafetyNoticeData(
+        many=True,
+        help_text="At most one: the student may be in crisis, show its message and resources prominently.",
+    )
 
 
 # The Server-Sent Events of a streamed turn, one serializer per event for the schema: each is
@@ -103,7 +109,8 @@ def _event(name: str, data: Any, doc: str) -> type[serializers.Serializer[None]]
         "data": data,
         "__doc__": doc,
     }
-    return type(f"{name.capitalize()}Event", (serializers.Serializer,), attrs)
+    camel = "".join(part.capitalize() for part in name.split("_"))
+    return type(f"{camel}Event", (serializers.Serializer,), attrs)
 
 
 MessageEvent = _event("message", MessageOutput(), "The stored student message (first).")
@@ -116,7 +123,7 @@ def turn_events() -> dict[str, serializers.Serializer[Any] | type[serializers.Se
     """The turn's events by name, for the schema's TurnEvent (discriminated by `event`): the
     message, the deltas, the events the registered tools declare (llm.tools), done and error.
     Called when the schema is generated, the apps' tools registered."""
-    tools = {t.name: _event(t.name, t.serializer, t.description) for t in event_types()}
+    tools = {t.name: _event(t.name, t.serializer, t.description) for t in [*event_types(), *screening.event_types()]}
     return {"message": MessageEvent, "delta": DeltaEvent, **tools, "done": DoneEvent, "error": ErrorEvent}
 
 

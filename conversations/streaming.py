@@ -36,7 +36,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext
 
-from conversations import prompting, turns
+from conversations import prompting, screening, turns
 from conversations.models import Message
 from conversations.serializers import MessageOutput
 from core.db import db_step
@@ -229,12 +229,21 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
         if isinstance(outcome, turns.Replay):
             return TurnFeed.replay(outcome, replayed=not followed)
         if isinstance(outcome, turns.Claimed):
-            outcome = await prompting.turn_prompt(outcome)
+            screen = screening.begin(_screen_turn(outcome))
+            try:
+                outcome = await prompting.turn_prompt(outcome)
+                notice = await screen.before_model()
+            except BaseException:
+                screen.cancel()
+                raise
             feed = TurnFeed()
             feed.start(outcome.student_message)
+            if notice is not None:
+                for event in notice.events:
+                    feed.add_tool_event(event)
             key = (loop, outcome.student_message.pk)
             _feeds[key] = feed
-            task = asyncio.create_task(_drive(outcome, feed, key))
+            task = asyncio.create_task(_drive(outcome, feed, key, screen, notice))
             _tasks.add(task)
             task.add_done_callback(_tasks.discard)
             _drivers[key] = task
@@ -263,18 +272,77 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
         outcome = None
 
 
-async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> None:
-    """Run the model rounds of a claimed turn and store the reply. Never raises: every failure
-    ends the feed with an `error` event, and the student's message stays stored."""
+def _screen_turn(claim: turns.Claimed) -> screening.ScreenTurn:
+    language = claim.conversation.student.language if claim.conversation is not None else ""
+    return screening.ScreenTurn(
+        student_id=claim.student_id,
+        conversation_id=claim.conversation_id,
+        message=claim.student_message,
+        language=language or translation.get_language() or "en",
+    )
+
+
+def _with_notice(messages: list[dict[str, Any]], notice: screening.Notice | None) -> list[dict[str, Any]]:
+    """The prompt with the notice's instructions at the end of its system prompt (a system
+    message of their own first when the prompt has none): some chat templates refuse a system
+    message anywhere but first."""
+    if notice is None or not notice.instructions:
+        return messages
+    first = messages[0] if messages else None
+    if first is not None and first.get("role") == "system" and isinstance(first.get("content"), str):
+        return [{**first, "content": f"{first['content']}\n\n{notice.instructions}"}, *messages[1:]]
+    return [{"role": "system", "content": notice.instructions}, *messages]
+
+
+async def _screened_reply(
+    screen: screening.TurnScreen, notice: screening.Notice | None, feed: TurnFeed, content: str
+) -> tuple[str, str | None]:
+    """The reply to store, and the withheld original if screening replaced it: a replaced reply
+    is sent whole in a `reply_replaced` event; a notice's suffix follows as a last delta."""
+    suffix = notice.reply_suffix if notice is not None else ""
+    replacement = await screen.check_reply(content)
+    if replacement is None:
+        if suffix:
+            feed.publish("delta", {"content": suffix})
+        return content + suffix, None
+    feed.publish(screening.REPLY_REPLACED, {"content": replacement + suffix})
+    return replacement + suffix, content
+
+
+async def _drive(
+    claim: turns.Claimed,
+    feed: TurnFeed,
+    key: tuple[int, int],
+    screen: screening.TurnScreen,
+    notice: screening.Notice | None = None,
+) -> None:
+    """Run the model rounds of a claimed turn, screen and store the reply. Never raises: every
+    failure ends the feed with an `error` event, and the student's message stays stored; in a
+    turn screening found a crisis in, a model that cannot answer gives the notice's reply."""
     usage: list[LLMUsage] = []
     renewal = asyncio.create_task(_renew(claim))
     finishing: asyncio.Future[Message] | None = None
+    original: str | None = None
     try:
         try:
             async with asyncio.timeout(settings.TURN_DEADLINE_SECONDS):
-                content, prompt_tokens, completion_tokens, model = await _converse(claim, feed, usage)
+                content, prompt_tokens, completion_tokens, model = await _converse(claim, feed, usage, screen, notice)
+            content, original = await _screened_reply(screen, notice, feed, content)
         except TimeoutError:
-            raise gateway.LLMUnavailable(f"the turn took more than {settings.TURN_DEADLINE_SECONDS:.0f} s") from None
+            if notice is None or not notice.fallback_reply:
+                raise gateway.LLMUnavailable(
+                    f"the turn took more than {settings.TURN_DEADLINE_SECONDS:.0f} s"
+                ) from None
+            content, prompt_tokens, completion_tokens, model = _fallback(claim, feed, notice)
+        except gateway.LLMError as exc:
+            if notice is None or not notice.fallback_reply:
+                raise
+            logger.error(
+                "conversation %s: the model failed in a crisis turn (%s); the notice's reply is stored",
+                claim.conversation_id,
+                exc,
+            )
+            content, prompt_tokens, completion_tokens, model = _fallback(claim, feed, notice)
         finishing = asyncio.ensure_future(
             db_step(
                 turns.turn_finish,
@@ -289,6 +357,8 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
         )
         # Shielded: a reply being stored is stored and shown, even if the server stops meanwhile.
         reply = await asyncio.shield(finishing)
+        # Before `done`: a replaced reply's flag is recorded by then (only a replaced one waits).
+        await asyncio.shield(screen.reply_stored(reply, original))
         feed.finish(reply)
     except gateway.LLMError as exc:
         await _abandon(claim, usage)
@@ -325,9 +395,18 @@ async def _drive(claim: turns.Claimed, feed: TurnFeed, key: tuple[int, int]) -> 
         raise
     finally:
         renewal.cancel()
+        if feed.reply is None:
+            screen.cancel()
         feed.close()
         _feeds.pop(key, None)
         _drivers.pop(key, None)
+
+
+def _fallback(claim: turns.Claimed, feed: TurnFeed, notice: screening.Notice) -> tuple[str, int, int, str]:
+    """The notice's own reply, streamed as one delta, when the model cannot answer."""
+    content = notice.fallback_reply + notice.reply_suffix
+    feed.publish("delta", {"content": content})
+    return content, 0, 0, ""
 
 
 async def _interrupted(
@@ -380,15 +459,29 @@ async def turns_interrupt() -> int:
     return len(drivers)
 
 
-async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage]) -> tuple[str, int, int, str]:
-    """Stream the model, running its tool calls between rounds, until it answers with text."""
+async def _converse(
+    claim: turns.Claimed,
+    feed: TurnFeed,
+    usage: list[LLMUsage],
+    screen: screening.TurnScreen,
+    notice: screening.Notice | None,
+) -> tuple[str, int, int, str]:
+    """Stream the model, running its tool calls between rounds, until it answers with text.
+    The deltas stop reaching the client once screening holds the reply written so far."""
     profile = gateway.chat_profile()
-    messages = claim.messages
+    messages = _with_notice(claim.messages, notice)
     prompt_tokens = completion_tokens = 0
     model = profile.model
+    written: list[str] = []
+    shown = True
 
     async def on_delta(text: str) -> None:
-        feed.publish("delta", {"content": text})
+        nonlocal shown
+        written.append(text)
+        if shown and not screen.hold("".join(written)):
+            shown = False
+        if shown:
+            feed.publish("delta", {"content": text})
 
     shortened = False
     for _ in range(settings.MAX_TOOL_ROUNDS + 1):
@@ -414,7 +507,7 @@ async def _converse(claim: turns.Claimed, feed: TurnFeed, usage: list[LLMUsage])
             claim = await prompting.turn_reprompt(
                 claim=claim, sent_tokens=sent, window=exc.window, requested=exc.requested
             )
-            messages = claim.messages
+            messages = _with_notice(claim.messages, notice)
             continue
         prompt_tokens += result.prompt_tokens
         completion_tokens += result.completion_tokens

@@ -181,8 +181,18 @@ def test_the_registry_keeps_the_order_and_refuses_a_second_tool_of_a_name(sticke
 
 def test_the_turn_events_of_the_schema_come_from_the_registered_tools(sticker):
     """The API schema's TurnEvent lists the events the registered tools declare, in their order,
-    between the deltas and `done`."""
+    between the deltas and the screening's events (conversations.screening), before `done`."""
     events = turn_events()
-    assert list(events) == ["message", "delta", "memory", "quiz", "sticker", "done", "error"]
+    assert list(events) == [
+        "message",
+        "delta",
+        "memory",
+        "quiz",
+        "sticker",
+        "safety",
+        "reply_replaced",
+        "done",
+        "error",
+    ]
     assert events["sticker"].__name__ == "StickerEvent"
     assert set(events["sticker"]().fields["data"].fields) == {"sticker"}

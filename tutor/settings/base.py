@@ -15,11 +15,13 @@ from .api import *  # noqa: F403
 from .celery import *  # noqa: F403
 from .conversations import *  # noqa: F403
 from .django import *  # noqa: F403
+from .email import *  # noqa: F403
 from .env import *  # noqa: F403
 from .files import *  # noqa: F403
 from .learning import *  # noqa: F403
 from .llm import *  # noqa: F403
 from .memory import *  # noqa: F403
+from .safety import *  # noqa: F403
 from .security import *  # noqa: F403
 from .services import *  # noqa: F403
 from .throttles import *  # noqa: F403

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "conversations",
     "memory",
     "learning",
+    "safety",
     "privacy",
     "web",
 ]

@@ -1,0 +1,184 @@
+"""The safety guard of the chat turn (conversations.screening), docs/safety.md.
+
+- The student's message: the offline line at once, when the turn begins; the configured
+  backends (SAFETY_BACKENDS) in a task of their own, concurrently with the prompt's assembly and
+  recall. What the offline line finds is recorded at once, what the backends add when they
+  answer (`recording.flag_record` merges both into one flag): a crisis found after the model was
+  called is still flagged and alerted.
+- Before the model: a crisis (from the offline line, or from the backends if they answered
+  within SAFETY_TURN_WAIT_SECONDS of the prompt being ready) makes a `Notice`: the crisis
+  instructions in the student's language, a `safety` event with the resources, the resources
+  added to the reply, and a reply of ours if the model cannot answer.
+- The reply: the offline line on its newest text as it streams (a failure stops the deltas),
+  then the offline line and the backends on the whole reply. A reply fails when it gives
+  self-harm instructions, or sexual, hateful, harassing or violent content of concern or
+  above; a caring reply that names help lines does not. A failed reply is replaced by a safe
+  text, and flagged with the original kept for staff.
+
+No method raises for a backend or a database that fails: screening never fails a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from django.conf import settings
+
+from conversations.models import Message
+from conversations.screening import SAFETY, Guard, Notice, ScreenTurn, TurnScreen
+from core.db import db_step
+from llm.tools import ToolEvent
+from safety import offline, recording, replies
+from safety.models import Flag
+from safety.resources import resources_for
+from safety.types import Category, Severity, Verdict, combine, rank
+
+logger = logging.getLogger(__name__)
+
+# What makes a tutor reply fail (at concern or above); self-harm only as instructions.
+REPLY_FAILS = frozenset(
+    {Category.SEXUAL, Category.SEXUAL_MINORS, Category.HATE, Category.HARASSMENT, Category.VIOLENCE}
+)
+# The streamed reply is screened every this many new characters, over its newest text.
+HOLD_EVERY_CHARS = 160
+HOLD_WINDOW_CHARS = 400
+
+# The screening tasks still running (the loop keeps only weak references to tasks).
+_running: set[asyncio.Task[Any]] = set()
+
+
+def _spawn(coro: Any) -> asyncio.Task[Any]:
+    task = asyncio.ensure_future(coro)
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return task
+
+
+def reply_fails(verdict: Verdict) -> bool:
+    for signal in verdict.signals:
+        if rank(signal.severity) < rank(Severity.CONCERN):
+            continue
+        if signal.category == Category.SELF_HARM and "instructions" in signal.rule:
+            return True
+        if signal.category in REPLY_FAILS:
+            return True
+    return False
+
+
+async def _screen_backends(text: str, *, purpose: str, student_id: int) -> list[Any]:
+    backends = list(settings.SAFETY_BACKENDS)
+    if not backends:
+        return []
+    from safety.backends import screen_backends
+
+    return await screen_backends(text, backends=backends, purpose=purpose, student_id=student_id)
+
+
+class _Screen(TurnScreen):
+    def __init__(self, turn: ScreenTurn) -> None:
+        self.turn = turn
+        self.text = turn.message.content
+        self.offline = offline.screen(self.text)
+        self.language = replies.language(offline.language_of(self.text) or turn.language)
+        self.message_task = _spawn(self._screen_message())
+        self.reply_verdict: Verdict | None = None
+        self._checked = 0
+        self._held = False
+
+    async def _record(
+        self, verdict: Verdict, *, source: str, message_id: int, excerpt: str, original: str = ""
+    ) -> None:
+        try:
+            await asyncio.shield(
+                db_step(
+                    recording.flag_record,
+                    student_id=self.turn.student_id,
+                    source=source,
+                    verdict=verdict,
+                    conversation_id=self.turn.conversation_id,
+                    message_id=message_id,
+                    excerpt=excerpt,
+                    original_text=original,
+                )
+            )
+        except Exception:
+            logger.exception("message %s: the safety flag could not be recorded", message_id)
+
+    async def _screen_message(self) -> Verdict:
+        first = combine([self.offline])
+        if first.signals:
+            await self._record(first, source=Flag.Source.MESSAGE, message_id=self.turn.message.pk, excerpt=self.text)
+        try:
+            results = await _screen_backends(self.text, purpose="message", student_id=self.turn.student_id)
+        except Exception:
+            logger.exception("message %s: the screening backends failed", self.turn.message.pk)
+            results = []
+        if not results:
+            return first
+        verdict = combine([self.offline, *results])
+        if verdict.signals:
+            await self._record(verdict, source=Flag.Source.MESSAGE, message_id=self.turn.message.pk, excerpt=self.text)
+        return verdict
+
+    async def before_model(self) -> Notice | None:
+        verdict = combine([self.offline])
+        if verdict.severity != Severity.CRISIS and settings.SAFETY_BACKENDS:
+            done, _ = await asyncio.wait({self.message_task}, timeout=settings.SAFETY_TURN_WAIT_SECONDS)
+            if self.message_task in done and self.message_task.exception() is None:
+                verdict = self.message_task.result()
+        if verdict.severity != Severity.CRISIS:
+            return None
+        try:
+            resources = await db_step(resources_for, student_id=self.turn.student_id, language=self.language)
+        except Exception:
+            logger.exception("message %s: the class's safety resources could not be read", self.turn.message.pk)
+            resources = []
+        message = replies.CRISIS_MESSAGE[self.language]
+        data = {"severity": Severity.CRISIS.value, "message": message, "resources": resources}
+        return Notice(
+            instructions=replies.CRISIS_INSTRUCTIONS[self.language],
+            events=[ToolEvent(SAFETY, data, stored=True)],
+            reply_suffix=replies.resources_text(resources, self.language),
+            fallback_reply=message,
+        )
+
+    def hold(self, text: str) -> bool:
+        if self._held or not settings.SAFETY_SCREEN_REPLIES:
+            return not self._held
+        if len(text) - self._checked < HOLD_EVERY_CHARS:
+            return True
+        window = text[max(0, self._checked - HOLD_WINDOW_CHARS) :]
+        self._checked = len(text)
+        self._held = reply_fails(combine([offline.screen(window)]))
+        return not self._held
+
+    async def check_reply(self, text: str) -> str | None:
+        if not settings.SAFETY_SCREEN_REPLIES:
+            return None
+        results = [offline.screen(text)]
+        try:
+            results += await _screen_backends(text, purpose="reply", student_id=self.turn.student_id)
+        except Exception:
+            logger.exception("message %s: the screening backends failed on the reply", self.turn.message.pk)
+        self.reply_verdict = combine(results)
+        if self._held or reply_fails(self.reply_verdict):
+            return replies.REPLACEMENT[self.language]
+        return None
+
+    async def reply_stored(self, reply: Message, original: str | None) -> None:
+        verdict = self.reply_verdict
+        if original is None or verdict is None:
+            return
+        if not verdict.signals:  # held while streaming on a window the whole text then passed
+            verdict = combine([offline.screen(original)])
+        if verdict.signals:
+            await self._record(
+                verdict, source=Flag.Source.REPLY, message_id=reply.pk, excerpt=original, original=original
+            )
+
+
+class SafetyGuard(Guard):
+    def begin(self, turn: ScreenTurn) -> TurnScreen:
+        return _Screen(turn)

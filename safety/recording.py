@@ -1,0 +1,130 @@
+"""Recording what screening found: one `Flag` per screened item, kept up to date as slower
+backends answer, and the alerts it calls for.
+
+`flag_record` is the one way a flag is made by screening. A flag is about one item (a student
+message, a file, a tutor reply): recording it again (a slower backend answered, a redelivered
+task) merges into the same row, whose severity only rises. The alert task is enqueued after
+commit when the flag first reaches `concern` or `crisis`, or rises to `crisis`; then the pattern
+rule looks across the student's recent signals (safety.patterns).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from core import background
+from safety.models import Flag, FlagAction
+from safety.types import Severity, Verdict, rank
+
+logger = logging.getLogger(__name__)
+
+
+def excerpt_of(text: str) -> str:
+    limit = settings.SAFETY_EXCERPT_CHARS
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _merge_scores(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Each backend's latest answer, an answer never replaced by a backend's silence."""
+    merged = dict(old)
+    for backend, record in new.items():
+        if record.get("answered") or not merged.get(backend, {}).get("answered"):
+            merged[backend] = record
+    return merged
+
+
+def flag_record(
+    *,
+    student_id: int,
+    source: str,
+    verdict: Verdict,
+    conversation_id: int | None = None,
+    message_id: int | None = None,
+    file_id: int | None = None,
+    excerpt: str = "",
+    original_text: str = "",
+) -> Flag | None:
+    """Record `verdict` about one item (`message_id` with `source`, or `file_id`); None when it
+    found nothing. Safe to call again for the same item (merged; severity never falls)."""
+    severity, category = verdict.severity, verdict.category
+    if severity is None or category is None:
+        return None
+    for attempt in (1, 2):
+        try:
+            with transaction.atomic():
+                flag, raised = _upsert(
+                    student_id=student_id,
+                    source=source,
+                    verdict=verdict,
+                    conversation_id=conversation_id,
+                    message_id=message_id,
+                    file_id=file_id,
+                    excerpt=excerpt,
+                    original_text=original_text,
+                )
+                if raised:
+                    background.enqueue("safety.tasks.flag_alert", flag.pk)
+                from safety import patterns
+
+                patterns.pattern_check(student_id=student_id)
+                return flag
+        except IntegrityError:
+            if attempt == 2:
+                raise
+            # A concurrent recording of the same item made the row first: merge into it.
+    return None
+
+
+def _upsert(
+    *,
+    student_id: int,
+    source: str,
+    verdict: Verdict,
+    conversation_id: int | None,
+    message_id: int | None,
+    file_id: int | None,
+    excerpt: str,
+    original_text: str,
+) -> tuple[Flag, bool]:
+    severity, category = verdict.severity, verdict.category
+    assert severity is not None and category is not None
+    if file_id is not None:
+        existing = Flag.objects.select_for_update().filter(file_id=file_id).first()
+    elif message_id is not None:
+        existing = Flag.objects.select_for_update().filter(message_id=message_id, source=source).first()
+    else:
+        existing = None  # a pattern: made by safety.patterns, never merged
+    if existing is None:
+        flag = Flag.objects.create(
+            student_id=student_id,
+            conversation_id=conversation_id,
+            message_id=message_id,
+            file_id=file_id,
+            source=source,
+            category=category,
+            categories=verdict.categories,
+            severity=severity,
+            scores=verdict.scores(),
+            excerpt=excerpt_of(excerpt),
+            original_text=original_text,
+        )
+        FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED, note=f"{severity} {category}")
+        logger.info("safety flag %s: %s %s (%s)", flag.pk, severity, category, source)
+        return flag, rank(severity) >= rank(Severity.CONCERN)
+    before = existing.severity
+    existing.scores = _merge_scores(existing.scores, verdict.scores())
+    existing.categories = sorted({*existing.categories, *verdict.categories})
+    if original_text and not existing.original_text:
+        existing.original_text = original_text
+    raised = rank(severity) > rank(before)
+    if raised:
+        existing.severity, existing.category = severity, category
+        FlagAction.objects.create(flag=existing, kind=FlagAction.Kind.NOTE, note=f"raised to {severity} {category}")
+        logger.info("safety flag %s: raised from %s to %s %s", existing.pk, before, severity, category)
+    existing.save()
+    return existing, raised and rank(severity) >= rank(Severity.CONCERN)
