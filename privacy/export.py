@@ -7,7 +7,8 @@ permission (the one bypass of the class scope, for any student, deactivated ones
 `student_export` yields the `tutor-export/1` document (docs/privacy.md) in pieces: every table
 is read with `.iterator(chunk_size=...)` and each chunk of rows is serialised and written with
 json.dumps, so memory stays bounded by one chunk whatever the student's history. A student's
-own export leaves out teacher-only notes, and every id that would point at one.
+own export leaves out teacher-only notes, and every id that would point at one, and the safety
+flags about them (a student never sees a flag), which the teacher's and staff's include.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from learning.serializers import QuizOutput
 from memory.models import AIMemory, SupersessionReview
 from privacy import serializers as out
 from privacy.models import EXPORT_PERMISSION
+from safety.models import Flag
 
 CHUNK_SIZE = 500
 
@@ -147,6 +149,14 @@ def _learning(student: User, viewer: Any) -> Iterator[str]:
     yield "]}"
 
 
+def _flags(student: User) -> QuerySet[Flag]:
+    return (
+        Flag.objects.filter(student=student)
+        .prefetch_related("actions", "deliveries", "cited_messages", "cited_memories")
+        .order_by("created_at", "id")
+    )
+
+
 def student_export(*, student: User, viewer: Any, include_teacher_only: bool) -> Iterator[bytes]:
     """The `tutor-export/1` document of `student`, in UTF-8 pieces (see the module docstring).
 
@@ -182,6 +192,10 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
         yield from _learning(student, viewer)
         yield ',"reply_memories":['
         yield from _array(_rows(accesses.order_by("message_id", "rank")), out.ExportReplyMemory, {})
+        if include_teacher_only:
+            # Students never see a flag: their own export has no `safety_flags` at all.
+            yield '],"safety_flags":['
+            yield from _array(_rows(_flags(student)), out.ExportFlag, {})
         yield "]}"
 
     for piece in pieces():

@@ -18,6 +18,8 @@ from learning.models import SkillMastery, Task
 from learning.serializers import QuizOutput
 from memory.models import AIMemory, SupersessionReview
 from privacy.models import Erasure
+from safety.models import Flag
+from safety.serializers import SAFETY_FLAG_FIELDS, DeliveryOutput, FlagActionOutput
 
 EXPORT_FORMAT = "tutor-export/1"
 
@@ -287,6 +289,35 @@ class ExportReplyMemory(serializers.ModelSerializer[ReplyMemory]):
         read_only_fields = fields
 
 
+class ExportFlag(serializers.ModelSerializer[Flag]):
+    """A safety flag about the student, with its whole log and its alerts. Only in an export by
+    staff or the student's teacher: a student never sees a flag, in their own export neither."""
+
+    categories = serializers.ListField(child=serializers.CharField(), read_only=True)
+    scores = serializers.DictField(read_only=True)
+    cited_messages: serializers.PrimaryKeyRelatedField[Any] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
+    cited_memories: serializers.PrimaryKeyRelatedField[Any] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
+    actions = FlagActionOutput(many=True, read_only=True, help_text="The log, oldest first.")
+    deliveries = DeliveryOutput(many=True, read_only=True, help_text="The alerts, oldest first.")
+
+    class Meta:
+        model = Flag
+        fields = [
+            *SAFETY_FLAG_FIELDS,
+            "scores",
+            "original_text",
+            "cited_messages",
+            "cited_memories",
+            "actions",
+            "deliveries",
+        ]
+        read_only_fields = fields
+
+
 class ExportDocument(serializers.Serializer[None]):
     """The whole export (docs/privacy.md), streamed as one JSON document."""
 
@@ -298,6 +329,12 @@ class ExportDocument(serializers.Serializer[None]):
     supersession_reviews = ExportSupersessionReview(many=True)
     learning = ExportLearning()
     reply_memories = ExportReplyMemory(many=True, help_text="The access log of the student's conversations.")
+    safety_flags = ExportFlag(
+        many=True,
+        required=False,
+        help_text="The safety flags about the student, oldest first: only in an export by staff or the "
+        "student's teacher, never in the student's own.",
+    )
 
 
 class ErasureOutput(serializers.ModelSerializer[Erasure]):

@@ -41,6 +41,7 @@ from memory.models import (
 )
 from privacy.export import staff_with
 from privacy.models import ERASE_PERMISSION, Erasure
+from safety.models import Flag
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +191,12 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
         tally.delete(quizzes)
         tally.delete(TaskStatus.objects.filter(student=student))
         tally.delete(Task.objects.filter(student=student))
+
+        # Safety: the flags about the student, with their log and alerts (cascades), before the
+        # messages and files they are about.
+        flags = Flag.objects.filter(student=student)
+        logged[Flag] = list(flags.order_by("pk").values_list("pk", flat=True))
+        tally.delete(flags)
 
         # Conversations: a reply protects the message it answers, so the links go first.
         messages.filter(reply_to__isnull=False).update(reply_to=None)

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import include, path, re_path, register_converter
+from django.urls import URLPattern, URLResolver, include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView
 
 from accounts import apis as accounts
@@ -19,7 +19,7 @@ admin.site.login_form = AdminLoginForm
 
 api = "api/v1/"
 
-api_urls = [
+api_urls: list[URLPattern | URLResolver] = [
     path("auth/token/", accounts.TokenObtainApi.as_view(), name="auth-token"),
     path("auth/csrf/", accounts.CsrfApi.as_view(), name="auth-csrf"),
     path("auth/login/", accounts.SessionLoginApi.as_view(), name="auth-login"),
@@ -72,6 +72,7 @@ api_urls = [
     path("tasks/<id:task_id>/status/", learning.TaskStatusApi.as_view(), name="task-status"),
     path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),
     path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
+    path("safety/", include("safety.urls")),
 ]
 
 urlpatterns = [

@@ -31,6 +31,7 @@ from llm.models import LLMUsage
 from memory.models import AIMemory
 from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
+from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
 
 STUDENTS = ("alice", "bob", "carol")
 # Everyone who uses the admin in these tests: the superuser, alice's teacher, alice herself, and
@@ -57,6 +58,16 @@ def _rows_of(student: User, teacher: User) -> dict[str, Any]:
         visibility=AIMemory.Visibility.TEACHER_ONLY,
     )
     usage = LLMUsage.objects.create(purpose=LLMUsage.Purpose.CHAT, model=f"model-{name}", student=student)
+    flag = Flag.objects.create(
+        student=student,
+        conversation=conversation,
+        message=message,
+        source=Flag.Source.MESSAGE,
+        category="distress",
+        severity="concern",
+        excerpt=f"message-{name}",
+    )
+    FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED)
     Token.objects.get_or_create(user=student)
     return {
         "user": student,
@@ -66,6 +77,7 @@ def _rows_of(student: User, teacher: User) -> dict[str, Any]:
         "memory": memory,
         "teacher_note": note,
         "usage": usage,
+        "flag": flag,
     }
 
 
@@ -79,6 +91,12 @@ def admin_rows(school: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rows["alice"]["erasure"] = Erasure.objects.create(
         erased_at=timezone.now(), via=Erasure.Via.COMMAND, reason="A request from the school"
     )
+    rows["alice"]["contact"] = SafetyContact.objects.create(
+        name="Safeguarding lead of 5A", email="lead@school.test", classroom=school["class_a"]
+    )
+    rows["alice"]["classroom_safety"] = ClassroomSafety.objects.create(
+        classroom=school["class_a"], resources={"en": [{"name": "School nurse", "phone": "12"}]}
+    )
     return rows
 
 
@@ -87,7 +105,15 @@ def _grant_every_tutor_permission(user: User) -> None:
     user.save(update_fields=["is_staff"])
     user.user_permissions.add(
         *Permission.objects.filter(
-            content_type__app_label__in=("accounts", "authtoken", "conversations", "memory", "llm", "privacy")
+            content_type__app_label__in=(
+                "accounts",
+                "authtoken",
+                "conversations",
+                "memory",
+                "llm",
+                "privacy",
+                "safety",
+            )
         )
     )
 
@@ -123,6 +149,11 @@ ADMIN_MATRIX = [
     ("llm/llmusage", "usage", "model-alice", {"teacher_a", "alice"}),
     # Erasures name no student and are staff's alone.
     ("privacy/erasure", "erasure", "{reference}", set()),
+    # A flag is its student's teachers' (never the student's: students never see flags); the
+    # school's safety contacts and class resources are staff's alone.
+    ("safety/flag", "flag", "alice", {"teacher_a"}),
+    ("safety/safetycontact", "contact", "Safeguarding", set()),
+    ("safety/classroomsafety", "classroom_safety", None, set()),
 ]
 MATRIX_IDS = [f"{prefix}:{key}" for prefix, key, _q, _seen in ADMIN_MATRIX]
 
@@ -132,6 +163,8 @@ ACTION_MATRIX = [
     ("accounts/classroom", "delete_selected", "classroom"),
     ("memory/aimemory", "archive_selected", "memory"),
     ("memory/aimemory", "archive_selected", "teacher_note"),
+    ("safety/safetycontact", "delete_selected", "contact"),
+    ("safety/classroomsafety", "delete_selected", "classroom_safety"),
 ]
 
 
@@ -155,6 +188,10 @@ def state() -> tuple[Any, ...]:
         list(AIMemory.objects.order_by("pk").values_list("pk", "title", "status", "archived_reason")),
         list(LLMUsage.objects.order_by("pk").values_list("pk", "student_id", "model")),
         list(Erasure.objects.order_by("pk").values_list("pk", "reference")),
+        list(Flag.objects.order_by("pk").values_list("pk", "status", "excerpt", "student_id")),
+        list(FlagAction.objects.order_by("pk").values_list("pk", "kind", "note")),
+        list(SafetyContact.objects.order_by("pk").values_list("pk", "name", "email", "classroom_id")),
+        list(ClassroomSafety.objects.order_by("pk").values_list("pk", "classroom_id", "resources")),
     )
 
 
@@ -213,6 +250,9 @@ def alice_state(school: dict[str, Any]) -> tuple[Any, ...]:
         list(Message.objects.filter(conversation__student_id=alice).values_list("pk", "content")),
         list(AIMemory.objects.filter(student_id=alice).order_by("pk").values_list("pk", "title", "status")),
         list(LLMUsage.objects.filter(student_id=alice).values_list("pk", "model")),
+        list(Flag.objects.filter(student_id=alice).values_list("pk", "status")),
+        list(SafetyContact.objects.filter(classroom=school["class_a"]).values_list("pk", "name")),
+        list(ClassroomSafety.objects.filter(classroom=school["class_a"]).values_list("pk", "resources")),
     )
 
 
@@ -468,3 +508,21 @@ def test_a_scoped_teacher_cannot_raise_anyone_privileges(viewers, school):
     assert not alice.groups.exists()
     assert viewers["teacher_a"].get("/admin/accounts/user/add/").status_code == 403
     assert viewers["root"].get("/admin/accounts/user/add/").status_code == 200
+
+
+def test_a_flag_and_its_log_are_read_only_in_the_admin(viewers, admin_rows):
+    """Flags are acted on through the API, which keeps their log: in the admin, root (and
+    alice's teacher) read a flag and its log, and can change, delete or add neither; the log
+    has no page of its own."""
+    flag = admin_rows["alice"]["flag"]
+    for viewer in ("root", "teacher_a"):
+        client = viewers[viewer]
+        page = client.get(_change_url("safety/flag", flag))
+        assert page.status_code == 200
+        assert b"created" in page.content and b"message-alice" in page.content
+        before = state()
+        assert client.post(_change_url("safety/flag", flag), {"status": "resolved"}).status_code == 403
+        assert client.post(f"/admin/safety/flag/{flag.pk}/delete/", {"post": "yes"}).status_code == 403
+        assert client.get("/admin/safety/flag/add/").status_code == 403
+        assert client.get("/admin/safety/flagaction/").status_code == 404
+        assert state() == before

@@ -12,6 +12,7 @@ from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from learning.services import quiz_create_from_tool
 from memory.models import AIMemory, SupersessionReview
 from memory.services.notes import teacher_note_create
+from safety.models import Flag, FlagAction
 from tests.learning.conftest import QUIZ_ARGS
 
 
@@ -34,7 +35,17 @@ def alice_data(school, clients, llm):
         student=school["alice"], older=note, newer=newer, confidence=0.5, reason="Maybe an update"
     )
     reply = Message.objects.get(conversation_id=cid, role="tutor")
+    flag = Flag.objects.create(
+        student=school["alice"],
+        conversation_id=cid,
+        message=reply.reply_to,
+        source=Flag.Source.MESSAGE,
+        category="distress",
+        severity="concern",
+        excerpt="hi",
+    )
     return {
+        "flag": flag.pk,
         "newer": newer.pk,
         "review": review.pk,
         "message": reply.pk,
@@ -96,6 +107,12 @@ DETAIL_ENDPOINTS = [
     # staff's alone (404 to anyone else, the class's teacher included: tests/privacy).
     ("get", "/api/v1/students/{student}/export/", None),
     ("post", "/api/v1/students/{student}/erase/", {"confirm": "{student}", "reason": "Erased by someone else"}),
+    # safety: a flag is its student's teachers' and staff's; students never see one (the list
+    # is a 403 to them, their own flags included: tests/safety/test_flags_api.py).
+    ("get", "/api/v1/safety/flags/{flag}/", None),
+    ("get", "/api/v1/safety/flags/?student={student}", None),
+    ("post", "/api/v1/safety/flags/{flag}/acknowledge/", {"note": "Acknowledged by someone else"}),
+    ("post", "/api/v1/safety/flags/{flag}/resolve/", {"note": "Resolved by someone else", "outcome": "resolved"}),
 ]
 
 
@@ -104,7 +121,8 @@ DETAIL_ENDPOINTS = [
 def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, method, url, body):
     """Another student (same class or not) and a teacher of another class get 404, and nothing changes.
 
-    The one exception is a student calling the teacher-note endpoint: refused with 403 up front.
+    The exceptions: a student calling the teacher-note or task endpoints, or listing safety
+    flags, is refused with 403 up front.
     """
     target = url.format(**alice_data)
     payload = None
@@ -122,12 +140,17 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
             memory.updated_at,
             ConversationFile.objects.count(),
             list(SupersessionReview.objects.values_list("pk", "status")),
+            list(Flag.objects.values_list("pk", "status", "outcome", "escalate_at")),
+            FlagAction.objects.count(),
         )
 
     before = state(), learning_state()
     resp = getattr(clients[intruder], method)(target, payload, format="json")
     if intruder in ("bob", "carol") and method == "post" and url in ("/api/v1/memories/", "/api/v1/tasks/"):
         # A student may not write teacher notes or assign tasks at all: 403 before any lookup.
+        assert resp.status_code == 403, resp.content
+    elif intruder in ("bob", "carol") and url.startswith("/api/v1/safety/flags/?"):
+        # Students never see flags: the list is refused before any filter is read.
         assert resp.status_code == 403, resp.content
     else:
         assert resp.status_code == 404, resp.content
@@ -160,6 +183,7 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{student_id}", "{student}").replace("{quiz_id}", "{quiz}")
             template = template.replace("{task_id}", "{task}").replace("{classroom_id}", "{classroom}")
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
+            template = template.replace("{flag_id}", "{flag}")
             assert template in covered, f"{path} is not in the tenancy matrix"
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"

@@ -24,6 +24,7 @@ from memory.search import fts
 from memory.search.backend import search_backend
 from memory.services.notes import memory_note_save, teacher_note_create
 from memory.services.records import memory_summary_store
+from safety.models import Delivery, Flag, FlagAction
 from tests.conftest import client_for, make_user
 from tests.conversations.test_files import upload
 from tests.conversations.test_save_memory_tool import tool_step
@@ -63,6 +64,8 @@ class Rich:
     quiz: int
     file: int
     storage_name: str
+    flag: int
+    withheld: str
 
 
 def superseded_pair(student: User, word: str, *, evidence: list[int]) -> tuple[AIMemory, AIMemory]:
@@ -202,6 +205,36 @@ def build_rich_student(school: dict[str, Any], llm: Any) -> Rich:
         client.post(f"/api/v1/tasks/{resp.json()['id']}/status/", {"status": "done"}, format="json").status_code == 200
     )
 
+    # Safety: a withheld reply's flag (what the model wrote, kept for staff), with its log and an
+    # alert, and a pattern citing a message and a memory.
+    withheld = f"Withheld reply about {word}"
+    first = Message.objects.filter(conversation_id=cid).order_by("seq").first()
+    assert first is not None
+    flag = Flag.objects.create(
+        student=student,
+        conversation_id=cid,
+        message=reply,
+        source=Flag.Source.REPLY,
+        category="violence",
+        categories=["violence"],
+        severity="concern",
+        scores={"offline": {"answered": True, "signals": [{"rule": word}]}},
+        excerpt=withheld,
+        original_text=withheld,
+    )
+    FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED)
+    FlagAction.objects.create(
+        flag=flag, kind=FlagAction.Kind.ACKNOWLEDGED, actor=school["teacher_a"], note=f"Spoke about {word}."
+    )
+    Delivery.objects.create(
+        flag=flag, channel=Delivery.Channel.EMAIL, target="lead@school.test", status="failed", last_error=f"{word} 550"
+    )
+    pattern = Flag.objects.create(
+        student=student, source=Flag.Source.PATTERN, category="distress", severity="concern", excerpt=f"{word} often"
+    )
+    pattern.cited_messages.set([first])
+    pattern.cited_memories.set([note])
+
     Client().force_login(student)  # a database session
     LogEntry.objects.create(
         user=school["teacher_a"],
@@ -222,6 +255,8 @@ def build_rich_student(school: dict[str, Any], llm: Any) -> Rich:
         quiz=quiz.pk,
         file=file_id,
         storage_name=stored.storage_name,
+        flag=flag.pk,
+        withheld=withheld,
     )
 
 

@@ -117,7 +117,12 @@ def test_erasure_leaves_nothing_of_the_student(
     student_id = rich.student.pk
     assert rows_containing(needles(rich)), "the word is in the database before"
     before_rows = rows_of(student_id)
-    for table in ("memory.MemoryEmbedding.student_id", "conversations.Conversation.student_id", "sessions"):
+    for table in (
+        "memory.MemoryEmbedding.student_id",
+        "conversations.Conversation.student_id",
+        "safety.Flag.student_id",
+        "sessions",
+    ):
         assert before_rows.get(table), table
     storage = file_storage()
     assert storage.exists(rich.storage_name)
@@ -158,6 +163,9 @@ def test_erasure_leaves_nothing_of_the_student(
         "memory.MemoryEmbedding",
         "learning.Quiz",
         "accounts.User",
+        "safety.Flag",
+        "safety.FlagAction",
+        "safety.Delivery",
     ):
         assert deleted[label] >= 1, label
     assert deleted["accounts.User"] == 1 and deleted["conversations.ReplyMemory"] >= 2

@@ -74,11 +74,12 @@ def exported(client: Any, student_id: int) -> tuple[Any, dict[str, Any]]:
 
 def test_the_teacher_exports_the_whole_record(clients, school, rich):
     """The class's teacher gets every key of the documented shape, as an attachment, with
-    teacher-only notes, messages, files' metadata only, and the memories' chain both ways."""
+    teacher-only notes, messages, files' metadata only, the memories' chain both ways, and the
+    safety flags."""
     resp, doc = exported(clients["teacher_a"], rich.student.pk)
     assert resp["Content-Type"] == "application/json"
     assert resp["Content-Disposition"].startswith("attachment; filename=")
-    assert set(doc) == TOP_KEYS
+    assert set(doc) == TOP_KEYS | {"safety_flags"}
     assert doc["format"] == "tutor-export/1"
     student = doc["student"]
     assert student["id"] == rich.student.pk and student["username"] == rich.student.username
@@ -116,17 +117,35 @@ def test_the_teacher_exports_the_whole_record(clients, school, rich):
 
 def test_staff_with_the_permission_export_any_student(rich, root, exporter, clerk):
     """Staff with privacy.export_student (superusers have it) export any student, teacher-only
-    notes included; staff without it are a 404, like anyone outside the class."""
+    notes and safety flags included; staff without it are a 404, like anyone outside the class."""
     for user in (root, exporter):
         _resp, doc = exported(client_for(user), rich.student.pk)
         assert rich.teacher_only in {m["id"] for m in doc["memories"]}
+        assert rich.flag in {f["id"] for f in doc["safety_flags"]}
     assert client_for(clerk).get(url(rich.student.pk)).status_code == 404
+
+
+def test_the_staff_export_holds_the_flags_with_their_log_and_alerts(rich, root):
+    """Each flag about the student, oldest first, with the withheld reply's text, every action
+    of its log and every alert; a pattern names the message and memory it cites."""
+    _resp, doc = exported(client_for(root), rich.student.pk)
+    flags = {f["id"]: f for f in doc["safety_flags"]}
+    flag = flags[rich.flag]
+    assert (flag["source"], flag["severity"], flag["student"]) == ("reply", "concern", rich.student.pk)
+    assert flag["original_text"] == rich.withheld
+    assert [a["kind"] for a in flag["actions"]] == ["created", "acknowledged"]
+    assert rich.word in flag["actions"][1]["note"]
+    assert [(d["channel"], d["status"]) for d in flag["deliveries"]] == [("email", "failed")]
+    [pattern] = [f for f in flags.values() if f["source"] == "pattern"]
+    assert pattern["cited_memories"] == [rich.note] and len(pattern["cited_messages"]) == 1
 
 
 def test_the_student_exports_their_own_without_teacher_only_notes(rich):
     """A student exports their own record (GDPR's right of access), without the teacher-only
-    note, any id pointing at it, or its text."""
+    note, any id pointing at it, or its text, and without the safety flags about them."""
     _resp, doc = exported(client_for(rich.student), rich.student.pk)
+    assert set(doc) == TOP_KEYS  # no safety flags: a student never sees one
+    assert rich.withheld not in json.dumps(doc)
     ids = {m["id"] for m in doc["memories"]}
     assert rich.teacher_only not in ids
     assert {rich.note, rich.older, rich.newer} <= ids

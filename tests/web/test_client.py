@@ -36,21 +36,24 @@ def run_client(node: str, config: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.browser
 @pytest.mark.worker
 def test_turn_stream_yields_every_event_of_the_schema(node: str, server: str, llm: ScriptedLLM, school) -> None:
-    """Two turns through the client's `turnStream`: one where the tutor saves a note and makes a
-    quiz (message, delta, memory, quiz, done), one where the model refuses (message, error).
-    Together they yield every event name of the schema's TurnEvent, each with the data the
-    server streamed for it (the same events, read off the raw stream)."""
+    """Three turns through the client's `turnStream`: one where the tutor saves a note and makes a
+    quiz (message, delta, memory, quiz, done), one where the model refuses (message, error), and
+    a student in crisis whose reply fails screening (message, safety, delta, reply_replaced,
+    done). Together they yield every event name of the schema's TurnEvent, each with the data
+    the server streamed for it (the same events, read off the raw stream)."""
     alice = school["alice"]
     llm.script(
         "chat",
         tool_step(("save_memory", note()), ("create_quiz", json.dumps(quiz_args()))),
         {"content": "Here is a short quiz on fractions."},
         {"status": 400},
+        {"content": "The easiest way to kill yourself is to take forty paracetamol pills at once."},
     )
     conversation_id = new_conversation(server, alice)
     turns = [
         {"content": "Test me on fractions, please.", "client_message_id": "client-1"},
         {"content": "And another one?", "client_message_id": "client-2"},
+        {"content": "i want to kill myself tonight", "client_message_id": "client-3"},
     ]
     config = {
         "baseUrl": server,
@@ -59,14 +62,17 @@ def test_turn_stream_yields_every_event_of_the_schema(node: str, server: str, ll
         "turns": turns,
     }
 
-    ok, failed = run_client(node, config)
+    ok, failed, crisis = run_client(node, config)
 
     names = [event["event"] for event in ok["events"]]
     assert "thrown" not in ok and "thrown" not in failed, (ok, failed)
     assert names[0] == "message" and names[-1] == "done", names
     assert {"delta", "memory", "quiz"} <= set(names), names
     assert [event["event"] for event in failed["events"]] == ["message", "error"]
-    yielded = set(names) | {event["event"] for event in failed["events"]}
+    crisis_names = [event["event"] for event in crisis["events"]]
+    assert crisis_names[:2] == ["message", "safety"] and crisis_names[-2:] == ["reply_replaced", "done"], crisis_names
+    assert crisis["events"][1]["data"]["resources"], crisis
+    yielded = set(names) | {event["event"] for event in failed["events"]} | set(crisis_names)
     assert yielded == schema_event_names()
     quiz = next(event["data"] for event in ok["events"] if event["event"] == "quiz")
     assert quiz["topic"] == quiz_args()["topic"] and len(quiz["questions"]) == len(quiz_args()["questions"])

@@ -7,7 +7,10 @@ from django.contrib.staticfiles import finders
 from django.test import Client
 
 
-@pytest.mark.parametrize(("url", "script"), [("/app/", "web/student.js"), ("/app/teacher/", "web/teacher.js")])
+@pytest.mark.parametrize(
+    ("url", "script"),
+    [("/app/", "web/student.js"), ("/app/teacher/", "web/teacher.js"), ("/app/teacher/safety/", "web/teacher.js")],
+)
 def test_page_sets_the_csrf_cookie_and_loads_its_script(db, url, script):
     """Anyone may load a page (it holds no data); it sets `csrftoken` for the script's writes,
     and its script and stylesheet are found by the static files finders (served by the ASGI
@@ -33,7 +36,9 @@ def test_pages_only_answer_reads(db):
     assert Client().post("/app/").status_code == 405
 
 
-@pytest.mark.parametrize("url", ["/app/", "/app/teacher/", "/api/docs/", "/api/redoc/", "/api/v1/auth/csrf/"])
+@pytest.mark.parametrize(
+    "url", ["/app/", "/app/teacher/", "/app/teacher/safety/", "/api/docs/", "/api/redoc/", "/api/v1/auth/csrf/"]
+)
 def test_every_page_has_a_content_security_policy(db, url):
     """Scripts come from this server only, on the pages and the API docs (whose pages alone
     allow inline styles); nothing may frame them."""

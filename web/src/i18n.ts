@@ -111,18 +111,60 @@ const en = {
   visibility_student: "The student and teachers",
   visibility_teacher_only: "Teachers only",
   conversation_number: "#{id}",
+  // Teacher: the safety queue
+  safety_heading: "Safety",
+  safety_intro: "What screening found in your students' messages, files and tutor replies. Open flags come first, the most serious first.",
+  no_flags: "No safety flags.",
+  flag_student: "Student",
+  flag_when: "When",
+  flag_status: "Status",
+  flag_category: "Category",
+  flag_severity: "Severity",
+  flag_outcome: "Outcome note",
+  acknowledge: "Acknowledge",
+  acknowledge_note: "Note (optional)",
+  acknowledged: "Flag acknowledged.",
+  resolve: "Resolve",
+  resolve_note: "What was done",
+  resolve_outcome: "Outcome",
+  resolve_confirm: "Close this flag",
+  resolved: "Flag closed.",
+  severity_info: "Info",
+  severity_concern: "Concern",
+  severity_crisis: "Crisis",
+  category_self_harm: "Self-harm",
+  category_abuse: "Abuse or danger disclosed",
+  category_violence: "Violence or threats",
+  category_harassment: "Harassment and bullying",
+  category_sexual: "Sexual content",
+  category_sexual_minors: "Sexual content involving minors",
+  category_hate: "Hate",
+  category_jailbreak: "Leaving the tutor's role",
+  category_distress: "Distress",
+  flag_status_open: "Open",
+  flag_status_acknowledged: "Acknowledged",
+  flag_status_resolved: "Resolved",
+  flag_status_false_positive: "False positive",
+  source_message: "Student message",
+  source_file: "Uploaded file",
+  source_reply: "Tutor reply (withheld)",
+  source_pattern: "Pattern across conversations",
 } as const;
 
 export type Key = keyof typeof en;
 
-// A label for every value of the schema's memory enums: a kind or a source the server adds
+// A label for every value of the schema's memory and flag enums: a kind or a source the server adds
 // fails the type check (`make client`) until it has its strings, instead of showing a raw key.
 type Enum<Name extends keyof Schemas> = Schemas[Name] & string;
 export type LabelKey =
   | `kind_${Enum<"MemoryKindEnum">}`
   | `source_${Enum<"MemorySourceEnum">}`
   | `status_${Enum<"MemoryStatusEnum">}`
-  | `visibility_${Enum<"MemoryVisibilityEnum">}`;
+  | `visibility_${Enum<"MemoryVisibilityEnum">}`
+  | `severity_${Enum<"FlagSeverityEnum">}`
+  | `category_${Enum<"FlagCategoryEnum">}`
+  | `flag_status_${Enum<"FlagStatusEnum">}`
+  | `source_${Enum<"FlagSourceEnum">}`;
 const everyLabel: Record<LabelKey, string> = en;
 void everyLabel;
 
@@ -225,6 +267,43 @@ const fr: Record<Key, string> = {
   visibility_student: "L'élève et ses enseignants",
   visibility_teacher_only: "Enseignants uniquement",
   conversation_number: "n° {id}",
+  safety_heading: "Sécurité",
+  safety_intro: "Ce que le filtrage a relevé dans les messages, fichiers et réponses du tuteur de vos élèves. Les alertes ouvertes d'abord, les plus graves en premier.",
+  no_flags: "Aucune alerte.",
+  flag_student: "Élève",
+  flag_when: "Quand",
+  flag_status: "Statut",
+  flag_category: "Catégorie",
+  flag_severity: "Gravité",
+  flag_outcome: "Note de clôture",
+  acknowledge: "Prendre en charge",
+  acknowledge_note: "Note (facultative)",
+  acknowledged: "Alerte prise en charge.",
+  resolve: "Clore",
+  resolve_note: "Ce qui a été fait",
+  resolve_outcome: "Issue",
+  resolve_confirm: "Clore cette alerte",
+  resolved: "Alerte close.",
+  severity_info: "Information",
+  severity_concern: "Inquiétude",
+  severity_crisis: "Crise",
+  category_self_harm: "Automutilation",
+  category_abuse: "Maltraitance ou danger confié",
+  category_violence: "Violence ou menaces",
+  category_harassment: "Harcèlement",
+  category_sexual: "Contenu sexuel",
+  category_sexual_minors: "Contenu sexuel impliquant des mineurs",
+  category_hate: "Haine",
+  category_jailbreak: "Détournement du tuteur",
+  category_distress: "Détresse",
+  flag_status_open: "Ouverte",
+  flag_status_acknowledged: "Prise en charge",
+  flag_status_resolved: "Résolue",
+  flag_status_false_positive: "Fausse alerte",
+  source_message: "Message de l'élève",
+  source_file: "Fichier envoyé",
+  source_reply: "Réponse du tuteur (retenue)",
+  source_pattern: "Tendance sur plusieurs conversations",
 };
 
 const STRINGS: Record<Language, Record<Key, string>> = { en, fr };

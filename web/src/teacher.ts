@@ -1,11 +1,13 @@
 /**
- * The teacher's page (/app/teacher/): pick a student of one's classes, read their memories
- * with where each came from, add a note (teachers only, or shared with the student), correct
- * a memory, archive one with a reason, and list the archived ones.
+ * The teacher's page (/app/teacher/): the safety queue of one's students (./safety), then pick
+ * a student of one's classes, read their memories with where each came from, add a note
+ * (teachers only, or shared with the student), correct a memory, archive one with a reason,
+ * and list the archived ones.
  */
 import { type Memory, type Schemas, type User, unwrap } from "../../clients/typescript/src/index";
 import { act, api, byId, displayName, h, provenance, run, showError } from "./common";
 import { t } from "./i18n";
+import { loadFlags, redrawFlags, resetFlags } from "./safety";
 
 type Status = "active" | "archived" | "all";
 const PAGE_SIZE = 50;
@@ -205,10 +207,12 @@ void run({
   role: "teacher",
   async start(user) {
     me = user;
+    await loadFlags();
     await loadStudents();
     await loadMemories();
   },
   redraw() {
+    redrawFlags();
     drawStudents();
     drawMemories();
   },
@@ -219,6 +223,7 @@ void run({
     memoriesNext = false;
     announce("");
     showError(null);
+    resetFlags();
     drawStudents();
     drawMemories();
   },

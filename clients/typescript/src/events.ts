@@ -1,4 +1,4 @@
 // Generated from openapi.yaml by `npm run generate` (events.mjs): do not edit.
 
 /** The `event` names of the turn's Server-Sent Events: the schema's TurnEvent discriminator. */
-export const TURN_EVENT_NAMES = ["message", "delta", "memory", "quiz", "done", "error"] as const;
+export const TURN_EVENT_NAMES = ["message", "delta", "memory", "quiz", "safety", "reply_replaced", "done", "error"] as const;

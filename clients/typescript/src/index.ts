@@ -25,6 +25,8 @@ export type ConversationDetail = Schemas["ConversationDetailOutput"];
 export type Message = Schemas["MessageOutput"];
 export type Memory = Schemas["MemoryOutput"];
 export type ErrorEnvelope = Schemas["ErrorEnvelope"];
+export type Flag = Schemas["FlagOutput"];
+export type FlagDetail = Schemas["FlagDetailOutput"];
 
 // The turn's events: the schema's TurnEvent, a oneOf discriminated by `event`.
 export type TurnEvent = Schemas["TurnEvent"];

@@ -467,6 +467,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/safety/flags/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The safety flags of the requester's students (a teacher's classes; every student for
+         *     staff), newest first, or the queue's order with `?ordering=severity`.
+         */
+        get: operations["safety_flags_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/safety/flags/{flag_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description A flag with what it is about (its message or file, a pattern's cited items, the
+         *     messages around it, a withheld reply's original text) and its log and alerts.
+         */
+        get: operations["safety_flags_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/safety/flags/{flag_id}/acknowledge/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Acknowledge the flag: someone is on it. Its escalation stops; the log keeps who, when
+         *     and the note. An acknowledged or closed flag is a 409.
+         */
+        post: operations["safety_flags_acknowledge_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/safety/flags/{flag_id}/resolve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Close the flag as resolved or a false positive, saying what was done. Its escalation
+         *     stops; the log keeps who, when and the note. A closed flag is a 409.
+         */
+        post: operations["safety_flags_resolve_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/students/": {
         parameters: {
             query?: never;
@@ -708,6 +788,33 @@ export interface components {
         CsrfOutput: {
             csrf_token: string;
         };
+        /**
+         * @description * `email` - Email
+         *     * `webhook` - Webhook
+         * @enum {string}
+         */
+        DeliveryChannelEnum: "email" | "webhook";
+        /** @description One alert to one recipient, and whether it went out. */
+        DeliveryOutput: {
+            readonly id: number;
+            readonly channel: components["schemas"]["DeliveryChannelEnum"];
+            readonly target: string;
+            readonly level: number;
+            readonly status: components["schemas"]["DeliveryStatusEnum"];
+            readonly attempts: number;
+            readonly last_error: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly sent_at: string | null;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `sent` - Sent
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        DeliveryStatusEnum: "pending" | "sent" | "failed";
         DeltaData: {
             content: string;
         };
@@ -854,6 +961,8 @@ export interface components {
             learning: components["schemas"]["ExportLearning"];
             /** @description The access log of the student's conversations. */
             reply_memories: components["schemas"]["ExportReplyMemory"][];
+            /** @description The safety flags about the student, oldest first: only in an export by staff or the student's teacher, never in the student's own. */
+            safety_flags?: components["schemas"]["ExportFlag"][];
         };
         /** @description A file's metadata only: its bytes and extracted text stay out of the export. */
         ExportFile: {
@@ -864,6 +973,41 @@ export interface components {
             readonly status: components["schemas"]["FileStatusEnum"];
             /** Format: date-time */
             readonly created_at: string;
+        };
+        /**
+         * @description A safety flag about the student, with its whole log and its alerts. Only in an export by
+         *     staff or the student's teacher: a student never sees a flag, in their own export neither.
+         */
+        ExportFlag: {
+            readonly id: number;
+            readonly student: number;
+            readonly conversation: number | null;
+            readonly message: number | null;
+            readonly file: number | null;
+            readonly source: components["schemas"]["FlagSourceEnum"];
+            readonly category: components["schemas"]["FlagCategoryEnum"];
+            readonly categories: string[];
+            readonly severity: components["schemas"]["FlagSeverityEnum"];
+            readonly excerpt: string;
+            readonly status: components["schemas"]["FlagStatusEnum"];
+            readonly outcome: string;
+            readonly escalation_level: number;
+            /** Format: date-time */
+            readonly escalate_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly scores: {
+                [key: string]: unknown;
+            };
+            readonly original_text: string;
+            readonly cited_messages: number[];
+            readonly cited_memories: number[];
+            /** @description The log, oldest first. */
+            readonly actions: components["schemas"]["FlagActionOutput"][];
+            /** @description The alerts, oldest first. */
+            readonly deliveries: components["schemas"]["DeliveryOutput"][];
         };
         ExportLearning: {
             /** @description With questions and answers (QuizOutput). */
@@ -1047,6 +1191,167 @@ export interface components {
          * @enum {string}
          */
         FileStatusEnum: "pending" | "ready" | "unreadable";
+        FlagAcknowledgeInputRequest: {
+            /** @default  */
+            note: string;
+        };
+        /**
+         * @description * `created` - Created
+         *     * `notified` - Notified
+         *     * `notify_failed` - Notification failed
+         *     * `escalated` - Escalated
+         *     * `acknowledged` - Acknowledged
+         *     * `resolved` - Resolved
+         *     * `note` - Note
+         * @enum {string}
+         */
+        FlagActionKindEnum: "created" | "notified" | "notify_failed" | "escalated" | "acknowledged" | "resolved" | "note";
+        /** @description One entry of the flag's append-only log. */
+        FlagActionOutput: {
+            readonly id: number;
+            readonly kind: components["schemas"]["FlagActionKindEnum"];
+            /** @description Who acted (a teacher, staff); null for the system. */
+            readonly actor: number | null;
+            /** @description Who was notified, and how: "email:...", "webhook:...". */
+            readonly recipient: string;
+            readonly note: string;
+            /** Format: date-time */
+            readonly at: string;
+        };
+        /**
+         * @description * `self_harm` - Self-harm (intent, instructions)
+         *     * `abuse` - Abuse or danger disclosed
+         *     * `violence` - Violence or threats
+         *     * `harassment` - Harassment and bullying
+         *     * `sexual` - Sexual content
+         *     * `sexual_minors` - Sexual content involving minors
+         *     * `hate` - Hate
+         *     * `jailbreak` - Leaving the tutor's role (jailbreak, off-task abuse)
+         *     * `distress` - Distress (sadness, loneliness, hopelessness)
+         * @enum {string}
+         */
+        FlagCategoryEnum: "self_harm" | "abuse" | "violence" | "harassment" | "sexual" | "sexual_minors" | "hate" | "jailbreak" | "distress";
+        /**
+         * @description A flag with what it is about and its whole log: the messages around its message in its
+         *     conversation (its own among them, by `message`), its file, the items a pattern cites, the
+         *     tutor's withheld reply, every action and every alert.
+         */
+        FlagDetailOutput: {
+            readonly id: number;
+            readonly student: components["schemas"]["FlagStudentOutput"];
+            readonly conversation: number | null;
+            /** @description The message it is about: the student's, or the stored tutor reply. */
+            readonly message: number | null;
+            readonly file: number | null;
+            readonly source: components["schemas"]["FlagSourceEnum"];
+            readonly category: components["schemas"]["FlagCategoryEnum"];
+            /** @description Every category found (`category` is the most severe). */
+            readonly categories: string[];
+            readonly severity: components["schemas"]["FlagSeverityEnum"];
+            /** @description What the flag is about, shortened. */
+            readonly excerpt: string;
+            readonly status: components["schemas"]["FlagStatusEnum"];
+            /** @description The start of the note that closed it. */
+            readonly outcome: string;
+            readonly escalation_level: number;
+            /**
+             * Format: date-time
+             * @description When the next contact is alerted if no one acknowledges; null: none.
+             */
+            readonly escalate_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** @description Each backend's answer: answered, scores, signals, error, ms. */
+            readonly scores: {
+                [key: string]: unknown;
+            };
+            /** @description A withheld tutor reply: what the model wrote (the student saw `message`). */
+            readonly original_text: string;
+            /** @description The file it is about: one for a file's flag, else none. */
+            readonly files: components["schemas"]["FileOutput"][];
+            /** @description A pattern's evidence: the messages it cites. */
+            readonly cited_messages: components["schemas"]["MessageOutput"][];
+            /** @description A pattern's evidence: the memories it cites. */
+            readonly cited_memories: components["schemas"]["MemoryOutput"][];
+            /** @description The messages around it in its conversation, oldest first. */
+            readonly surrounding: components["schemas"]["MessageOutput"][];
+            /** @description The log, oldest first. */
+            readonly actions: components["schemas"]["FlagActionOutput"][];
+            /** @description The alerts, oldest first. */
+            readonly deliveries: components["schemas"]["DeliveryOutput"][];
+        };
+        /** @description A flag in the queue. */
+        FlagOutput: {
+            readonly id: number;
+            readonly student: components["schemas"]["FlagStudentOutput"];
+            readonly conversation: number | null;
+            /** @description The message it is about: the student's, or the stored tutor reply. */
+            readonly message: number | null;
+            readonly file: number | null;
+            readonly source: components["schemas"]["FlagSourceEnum"];
+            readonly category: components["schemas"]["FlagCategoryEnum"];
+            /** @description Every category found (`category` is the most severe). */
+            readonly categories: string[];
+            readonly severity: components["schemas"]["FlagSeverityEnum"];
+            /** @description What the flag is about, shortened. */
+            readonly excerpt: string;
+            readonly status: components["schemas"]["FlagStatusEnum"];
+            /** @description The start of the note that closed it. */
+            readonly outcome: string;
+            readonly escalation_level: number;
+            /**
+             * Format: date-time
+             * @description When the next contact is alerted if no one acknowledges; null: none.
+             */
+            readonly escalate_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        FlagResolveInputRequest: {
+            /** @description What was done (kept in the log). */
+            note: string;
+            /**
+             * @description resolved: dealt with; false_positive: nothing was wrong.
+             *
+             *     * `resolved` - Resolved
+             *     * `false_positive` - False positive
+             */
+            outcome: components["schemas"]["OutcomeEnum"];
+        };
+        /**
+         * @description * `info` - Info (logged only)
+         *     * `concern` - Concern (a teacher should look)
+         *     * `crisis` - Crisis (someone may be hurt: act now)
+         * @enum {string}
+         */
+        FlagSeverityEnum: "info" | "concern" | "crisis";
+        /**
+         * @description * `message` - Student message
+         *     * `file` - Uploaded file
+         *     * `reply` - Tutor reply
+         *     * `pattern` - Pattern across conversations
+         * @enum {string}
+         */
+        FlagSourceEnum: "message" | "file" | "reply" | "pattern";
+        /**
+         * @description * `open` - Open
+         *     * `acknowledged` - Acknowledged
+         *     * `resolved` - Resolved
+         *     * `false_positive` - False positive
+         * @enum {string}
+         */
+        FlagStatusEnum: "open" | "acknowledged" | "resolved" | "false_positive";
+        FlagStudentOutput: {
+            readonly id: number;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            readonly username: string;
+            readonly first_name: string;
+            readonly last_name: string;
+        };
         /**
          * @description * `tutor-export/1` - tutor-export/1
          * @enum {string}
@@ -1228,6 +1533,12 @@ export interface components {
         };
         /** @enum {unknown} */
         NullEnum: null;
+        /**
+         * @description * `resolved` - Resolved
+         *     * `false_positive` - False positive
+         * @enum {string}
+         */
+        OutcomeEnum: "resolved" | "false_positive";
         PaginatedConversationOutputList: {
             /** @example 123 */
             count: number;
@@ -1242,6 +1553,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["ConversationOutput"][];
+        };
+        PaginatedFlagOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["FlagOutput"][];
         };
         PaginatedMemoryOutputList: {
             /** @example 123 */
@@ -1426,6 +1752,10 @@ export interface components {
             /** Format: date-time */
             readonly graded_at: string | null;
         };
+        ReplacedData: {
+            /** @description The reply to show instead of what was streamed. */
+            content: string;
+        };
         ReplyMemoryOutput: {
             readonly rank: number;
             /** Format: double */
@@ -1436,6 +1766,54 @@ export interface components {
             };
             readonly memory: components["schemas"]["MemoryOutput"];
         };
+        /** @description The reply streamed so far failed screening: show `content` instead (the stored reply). */
+        ReplyReplacedEvent: {
+            data: components["schemas"]["ReplacedData"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "reply_replaced";
+        };
+        /**
+         * @description * `reply_replaced` - reply_replaced
+         * @enum {string}
+         */
+        ReplyReplacedEventEventEnum: "reply_replaced";
+        ResourceData: {
+            name: string;
+            phone: string;
+            url: string;
+            text: string;
+        };
+        /** @description The student may be in crisis: show this message and these resources prominently. */
+        SafetyEvent: {
+            data: components["schemas"]["SafetyNoticeData"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "safety";
+        };
+        /**
+         * @description * `safety` - safety
+         * @enum {string}
+         */
+        SafetyEventEventEnum: "safety";
+        /**
+         * @description What a client shows prominently when screening found a student in crisis: a short
+         *     message and where to find help now, in the student's language.
+         */
+        SafetyNoticeData: {
+            severity: components["schemas"]["SafetyNoticeDataSeverityEnum"];
+            message: string;
+            resources: components["schemas"]["ResourceData"][];
+        };
+        /**
+         * @description * `crisis` - crisis
+         * @enum {string}
+         */
+        SafetyNoticeDataSeverityEnum: "crisis";
         SessionLoginOutput: {
             user: components["schemas"]["UserOutput"];
             csrf_token: string;
@@ -1598,7 +1976,7 @@ export interface components {
         TokenObtainOutput: {
             token: string;
         };
-        TurnEvent: components["schemas"]["MessageEvent"] | components["schemas"]["DeltaEvent"] | components["schemas"]["MemoryEvent"] | components["schemas"]["QuizEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
+        TurnEvent: components["schemas"]["MessageEvent"] | components["schemas"]["DeltaEvent"] | components["schemas"]["MemoryEvent"] | components["schemas"]["QuizEvent"] | components["schemas"]["SafetyEvent"] | components["schemas"]["ReplyReplacedEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
         /** @description The answer to a send without `Accept: text/event-stream`, once the reply is stored. */
         TurnOutput: {
             student_message: components["schemas"]["MessageOutput"];
@@ -1607,6 +1985,8 @@ export interface components {
             replayed: boolean;
             /** @description The quizzes the tutor created in this turn (questions, no answers). */
             quizzes: components["schemas"]["QuizOutput"][];
+            /** @description At most one: the student may be in crisis, show its message and resources prominently. */
+            safety: components["schemas"]["SafetyNoticeData"][];
         };
         UsageAmounts: {
             /**
@@ -4593,6 +4973,429 @@ export interface operations {
                 };
             };
             /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    safety_flags_list: {
+        parameters: {
+            query?: {
+                /** @description Only its students' flags; a class the requester does not teach gives none. */
+                classroom?: number;
+                /**
+                 * @description * `newest` - Newest first
+                 *     * `severity` - Open first, then the most severe, then the newest
+                 */
+                ordering?: "newest" | "severity";
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /**
+                 * @description * `info` - Info (logged only)
+                 *     * `concern` - Concern (a teacher should look)
+                 *     * `crisis` - Crisis (someone may be hurt: act now)
+                 */
+                severity?: "info" | "concern" | "crisis";
+                /**
+                 * @description * `open` - Open
+                 *     * `acknowledged` - Acknowledged
+                 *     * `resolved` - Resolved
+                 *     * `false_positive` - False positive
+                 */
+                status?: "open" | "acknowledged" | "resolved" | "false_positive";
+                /** @description Only this student's (one the requester may see). */
+                student?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedFlagOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A student: students never see flags. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    safety_flags_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flag_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagDetailOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such flag, or not one the requester may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    safety_flags_acknowledge_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flag_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["FlagAcknowledgeInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagDetailOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such flag, or not one the requester may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The flag's status does not allow it (see details.status). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    safety_flags_resolve_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flag_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlagResolveInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagDetailOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such flag, or not one the requester may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The flag's status does not allow it (see details.status). */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -481,7 +481,7 @@
   }
 
   // clients/typescript/src/events.ts
-  var TURN_EVENT_NAMES = ["message", "delta", "memory", "quiz", "done", "error"];
+  var TURN_EVENT_NAMES = ["message", "delta", "memory", "quiz", "safety", "reply_replaced", "done", "error"];
 
   // clients/typescript/src/index.ts
   var KNOWN_EVENTS = new Set(TURN_EVENT_NAMES);
@@ -705,7 +705,45 @@
     status_superseded: "Superseded",
     visibility_student: "The student and teachers",
     visibility_teacher_only: "Teachers only",
-    conversation_number: "#{id}"
+    conversation_number: "#{id}",
+    // Teacher: the safety queue
+    safety_heading: "Safety",
+    safety_intro: "What screening found in your students' messages, files and tutor replies. Open flags come first, the most serious first.",
+    no_flags: "No safety flags.",
+    flag_student: "Student",
+    flag_when: "When",
+    flag_status: "Status",
+    flag_category: "Category",
+    flag_severity: "Severity",
+    flag_outcome: "Outcome note",
+    acknowledge: "Acknowledge",
+    acknowledge_note: "Note (optional)",
+    acknowledged: "Flag acknowledged.",
+    resolve: "Resolve",
+    resolve_note: "What was done",
+    resolve_outcome: "Outcome",
+    resolve_confirm: "Close this flag",
+    resolved: "Flag closed.",
+    severity_info: "Info",
+    severity_concern: "Concern",
+    severity_crisis: "Crisis",
+    category_self_harm: "Self-harm",
+    category_abuse: "Abuse or danger disclosed",
+    category_violence: "Violence or threats",
+    category_harassment: "Harassment and bullying",
+    category_sexual: "Sexual content",
+    category_sexual_minors: "Sexual content involving minors",
+    category_hate: "Hate",
+    category_jailbreak: "Leaving the tutor's role",
+    category_distress: "Distress",
+    flag_status_open: "Open",
+    flag_status_acknowledged: "Acknowledged",
+    flag_status_resolved: "Resolved",
+    flag_status_false_positive: "False positive",
+    source_message: "Student message",
+    source_file: "Uploaded file",
+    source_reply: "Tutor reply (withheld)",
+    source_pattern: "Pattern across conversations"
   };
   var fr = {
     app_name: "Tuteur",
@@ -805,7 +843,44 @@
     status_superseded: "Remplacée",
     visibility_student: "L'élève et ses enseignants",
     visibility_teacher_only: "Enseignants uniquement",
-    conversation_number: "n° {id}"
+    conversation_number: "n° {id}",
+    safety_heading: "Sécurité",
+    safety_intro: "Ce que le filtrage a relevé dans les messages, fichiers et réponses du tuteur de vos élèves. Les alertes ouvertes d'abord, les plus graves en premier.",
+    no_flags: "Aucune alerte.",
+    flag_student: "Élève",
+    flag_when: "Quand",
+    flag_status: "Statut",
+    flag_category: "Catégorie",
+    flag_severity: "Gravité",
+    flag_outcome: "Note de clôture",
+    acknowledge: "Prendre en charge",
+    acknowledge_note: "Note (facultative)",
+    acknowledged: "Alerte prise en charge.",
+    resolve: "Clore",
+    resolve_note: "Ce qui a été fait",
+    resolve_outcome: "Issue",
+    resolve_confirm: "Clore cette alerte",
+    resolved: "Alerte close.",
+    severity_info: "Information",
+    severity_concern: "Inquiétude",
+    severity_crisis: "Crise",
+    category_self_harm: "Automutilation",
+    category_abuse: "Maltraitance ou danger confié",
+    category_violence: "Violence ou menaces",
+    category_harassment: "Harcèlement",
+    category_sexual: "Contenu sexuel",
+    category_sexual_minors: "Contenu sexuel impliquant des mineurs",
+    category_hate: "Haine",
+    category_jailbreak: "Détournement du tuteur",
+    category_distress: "Détresse",
+    flag_status_open: "Ouverte",
+    flag_status_acknowledged: "Prise en charge",
+    flag_status_resolved: "Résolue",
+    flag_status_false_positive: "Fausse alerte",
+    source_message: "Message de l'élève",
+    source_file: "Fichier envoyé",
+    source_reply: "Réponse du tuteur (retenue)",
+    source_pattern: "Tendance sur plusieurs conversations"
   };
   var STRINGS = { en, fr };
   var current = document.documentElement.lang.startsWith("fr") ? "fr" : "en";

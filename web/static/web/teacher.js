@@ -481,7 +481,7 @@
   }
 
   // clients/typescript/src/events.ts
-  var TURN_EVENT_NAMES = ["message", "delta", "memory", "quiz", "done", "error"];
+  var TURN_EVENT_NAMES = ["message", "delta", "memory", "quiz", "safety", "reply_replaced", "done", "error"];
 
   // clients/typescript/src/index.ts
   var KNOWN_EVENTS = new Set(TURN_EVENT_NAMES);
@@ -651,7 +651,45 @@
     status_superseded: "Superseded",
     visibility_student: "The student and teachers",
     visibility_teacher_only: "Teachers only",
-    conversation_number: "#{id}"
+    conversation_number: "#{id}",
+    // Teacher: the safety queue
+    safety_heading: "Safety",
+    safety_intro: "What screening found in your students' messages, files and tutor replies. Open flags come first, the most serious first.",
+    no_flags: "No safety flags.",
+    flag_student: "Student",
+    flag_when: "When",
+    flag_status: "Status",
+    flag_category: "Category",
+    flag_severity: "Severity",
+    flag_outcome: "Outcome note",
+    acknowledge: "Acknowledge",
+    acknowledge_note: "Note (optional)",
+    acknowledged: "Flag acknowledged.",
+    resolve: "Resolve",
+    resolve_note: "What was done",
+    resolve_outcome: "Outcome",
+    resolve_confirm: "Close this flag",
+    resolved: "Flag closed.",
+    severity_info: "Info",
+    severity_concern: "Concern",
+    severity_crisis: "Crisis",
+    category_self_harm: "Self-harm",
+    category_abuse: "Abuse or danger disclosed",
+    category_violence: "Violence or threats",
+    category_harassment: "Harassment and bullying",
+    category_sexual: "Sexual content",
+    category_sexual_minors: "Sexual content involving minors",
+    category_hate: "Hate",
+    category_jailbreak: "Leaving the tutor's role",
+    category_distress: "Distress",
+    flag_status_open: "Open",
+    flag_status_acknowledged: "Acknowledged",
+    flag_status_resolved: "Resolved",
+    flag_status_false_positive: "False positive",
+    source_message: "Student message",
+    source_file: "Uploaded file",
+    source_reply: "Tutor reply (withheld)",
+    source_pattern: "Pattern across conversations"
   };
   var fr = {
     app_name: "Tuteur",
@@ -751,7 +789,44 @@
     status_superseded: "Remplacée",
     visibility_student: "L'élève et ses enseignants",
     visibility_teacher_only: "Enseignants uniquement",
-    conversation_number: "n° {id}"
+    conversation_number: "n° {id}",
+    safety_heading: "Sécurité",
+    safety_intro: "Ce que le filtrage a relevé dans les messages, fichiers et réponses du tuteur de vos élèves. Les alertes ouvertes d'abord, les plus graves en premier.",
+    no_flags: "Aucune alerte.",
+    flag_student: "Élève",
+    flag_when: "Quand",
+    flag_status: "Statut",
+    flag_category: "Catégorie",
+    flag_severity: "Gravité",
+    flag_outcome: "Note de clôture",
+    acknowledge: "Prendre en charge",
+    acknowledge_note: "Note (facultative)",
+    acknowledged: "Alerte prise en charge.",
+    resolve: "Clore",
+    resolve_note: "Ce qui a été fait",
+    resolve_outcome: "Issue",
+    resolve_confirm: "Clore cette alerte",
+    resolved: "Alerte close.",
+    severity_info: "Information",
+    severity_concern: "Inquiétude",
+    severity_crisis: "Crise",
+    category_self_harm: "Automutilation",
+    category_abuse: "Maltraitance ou danger confié",
+    category_violence: "Violence ou menaces",
+    category_harassment: "Harcèlement",
+    category_sexual: "Contenu sexuel",
+    category_sexual_minors: "Contenu sexuel impliquant des mineurs",
+    category_hate: "Haine",
+    category_jailbreak: "Détournement du tuteur",
+    category_distress: "Détresse",
+    flag_status_open: "Ouverte",
+    flag_status_acknowledged: "Prise en charge",
+    flag_status_resolved: "Résolue",
+    flag_status_false_positive: "Fausse alerte",
+    source_message: "Message de l'élève",
+    source_file: "Fichier envoyé",
+    source_reply: "Réponse du tuteur (retenue)",
+    source_pattern: "Tendance sur plusieurs conversations"
   };
   var STRINGS = { en, fr };
   var current = document.documentElement.lang.startsWith("fr") ? "fr" : "en";
@@ -850,7 +925,7 @@
     }
     return list;
   }
-  async function run(page) {
+  async function run(page2) {
     translatePage();
     const loginSection = byId("login");
     const account = byId("account");
@@ -864,19 +939,19 @@
       languageSelect.value = lang;
       translatePage();
       if (me2) byId("whoami").textContent = t("signed_in_as", { name: displayName(me2) });
-      page.redraw();
+      page2.redraw();
     }
     async function signedIn(user) {
       me2 = user;
       loginSection.hidden = true;
       account.hidden = false;
       showLanguage(user.language ?? "en");
-      if ((user.role ?? "student") !== page.role) {
+      if ((user.role ?? "student") !== page2.role) {
         wrongPage.hidden = false;
         return;
       }
       app.hidden = false;
-      await page.start(user);
+      await page2.start(user);
     }
     function signedOut() {
       me2 = null;
@@ -884,7 +959,7 @@
       app.hidden = true;
       wrongPage.hidden = true;
       loginSection.hidden = false;
-      page.reset();
+      page2.reset();
       byId("username").focus();
     }
     byId("login-form").addEventListener("submit", (event) => {
@@ -935,8 +1010,175 @@
     return full ? `${full} (${user.username})` : user.username;
   }
 
-  // web/src/teacher.ts
+  // web/src/safety.ts
   var PAGE_SIZE = 50;
+  var CLOSED = /* @__PURE__ */ new Set(["resolved", "false_positive"]);
+  var flags = [];
+  var next = false;
+  var page = 1;
+  function announce(text) {
+    byId("safety-status").textContent = text;
+  }
+  function studentName(flag) {
+    const full = [flag.student.first_name, flag.student.last_name].filter(Boolean).join(" ");
+    return full ? `${full} (${flag.student.username})` : flag.student.username;
+  }
+  function replace(updated) {
+    flags = flags.map((f) => f.id === updated.id ? updated : f);
+    draw();
+    byId(`flag-${updated.id}`).focus();
+  }
+  function acknowledgeForm(flag) {
+    const note = h("input", { name: "note", maxlength: "2000" });
+    note.id = `acknowledge-${flag.id}-note`;
+    const submit = h("button", { type: "submit" }, t("acknowledge"));
+    const form = h(
+      "form",
+      { class: "acknowledge inline" },
+      h("p", { class: "field" }, h("label", { for: note.id }, t("acknowledge_note")), note),
+      submit
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void act(submit, async () => {
+        const updated = unwrap(
+          await api.POST("/api/v1/safety/flags/{flag_id}/acknowledge/", {
+            params: { path: { flag_id: flag.id } },
+            body: { note: note.value }
+          })
+        );
+        replace(updated);
+        announce(t("acknowledged"));
+      });
+    });
+    return form;
+  }
+  function resolveForm(flag) {
+    const note = h("textarea", { name: "note", rows: "2", maxlength: "2000", required: true });
+    note.id = `resolve-${flag.id}-note`;
+    const outcome = h(
+      "select",
+      { name: "outcome" },
+      h("option", { value: "resolved" }, t("flag_status_resolved")),
+      h("option", { value: "false_positive" }, t("flag_status_false_positive"))
+    );
+    outcome.id = `resolve-${flag.id}-outcome`;
+    const submit = h("button", { type: "submit" }, t("resolve_confirm"));
+    const form = h(
+      "form",
+      { class: "resolve" },
+      h("p", { class: "field" }, h("label", { for: note.id }, t("resolve_note")), note),
+      h("p", { class: "field" }, h("label", { for: outcome.id }, t("resolve_outcome")), outcome),
+      submit
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void act(submit, async () => {
+        const updated = unwrap(
+          await api.POST("/api/v1/safety/flags/{flag_id}/resolve/", {
+            params: { path: { flag_id: flag.id } },
+            body: { note: note.value, outcome: outcome.value === "false_positive" ? "false_positive" : "resolved" }
+          })
+        );
+        replace(updated);
+        announce(t("resolved"));
+      });
+    });
+    return h("details", { class: "action" }, h("summary", {}, t("resolve")), form);
+  }
+  function flagCard(flag) {
+    const rows = [
+      ["flag_student", studentName(flag)],
+      ["flag_category", t(`category_${flag.category}`)],
+      ["source", t(`source_${flag.source}`)],
+      ["flag_when", formatDate(flag.created_at)],
+      ["flag_status", t(`flag_status_${flag.status}`)]
+    ];
+    if (flag.outcome) rows.push(["flag_outcome", flag.outcome]);
+    const details = h("dl", { class: "provenance" });
+    for (const [key, value] of rows) {
+      details.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));
+    }
+    const closed = CLOSED.has(flag.status);
+    return h(
+      "li",
+      { id: `flag-${flag.id}`, tabindex: "-1" },
+      h(
+        "article",
+        {
+          class: `flag severity-${flag.severity} flag-status-${flag.status}`,
+          "data-flag": String(flag.id),
+          "aria-labelledby": `flag-${flag.id}-title`
+        },
+        h(
+          "h3",
+          { id: `flag-${flag.id}-title` },
+          h("span", { class: "severity" }, t(`severity_${flag.severity}`)),
+          " ",
+          t(`category_${flag.category}`)
+        ),
+        h("p", { class: "excerpt" }, flag.excerpt),
+        details,
+        flag.status === "open" && acknowledgeForm(flag),
+        !closed && resolveForm(flag)
+      )
+    );
+  }
+  function draw() {
+    byId("flag-count").textContent = flags.length ? "" : t("no_flags");
+    byId("flags").replaceChildren(...flags.map(flagCard));
+    byId("more-flags").hidden = !next;
+  }
+  function anchored() {
+    const match = /^#flag-(\d+)$/.exec(window.location.hash);
+    return match ? Number(match[1]) : null;
+  }
+  async function showAnchored() {
+    const id = anchored();
+    if (id === null) return;
+    if (!flags.some((f) => f.id === id)) {
+      const result = await api.GET("/api/v1/safety/flags/{flag_id}/", { params: { path: { flag_id: id } } });
+      if (!result.data) return;
+      flags = [result.data, ...flags];
+      draw();
+    }
+    const item = byId(`flag-${id}`);
+    item.scrollIntoView({ block: "start" });
+    item.focus();
+  }
+  async function loadFlags(more = false) {
+    const wanted = more ? page + 1 : 1;
+    const data = unwrap(
+      await api.GET("/api/v1/safety/flags/", {
+        params: { query: { ordering: "severity", page: wanted, page_size: PAGE_SIZE } }
+      })
+    );
+    const seen = new Set(data.results.map((f) => f.id));
+    flags = more ? [...flags.filter((f) => !seen.has(f.id)), ...data.results] : data.results;
+    page = wanted;
+    next = Boolean(data.next);
+    draw();
+    if (!more) await showAnchored();
+  }
+  function redrawFlags() {
+    draw();
+  }
+  function resetFlags() {
+    flags = [];
+    next = false;
+    page = 1;
+    announce("");
+    draw();
+  }
+  byId("more-flags").addEventListener("click", (event) => {
+    void act(event.currentTarget, () => loadFlags(true));
+  });
+  window.addEventListener("hashchange", () => {
+    void act(null, showAnchored);
+  });
+
+  // web/src/teacher.ts
+  var PAGE_SIZE2 = 50;
   var me = null;
   var students = [];
   var memories = [];
@@ -947,7 +1189,7 @@
   function selectedStudent() {
     return students.find((s) => String(s.id) === studentSelect().value);
   }
-  function announce(text) {
+  function announce2(text) {
     byId("action-status").textContent = text;
   }
   function field(id, key, control) {
@@ -992,7 +1234,7 @@
           })
         );
         await loadMemories();
-        announce(t("corrected"));
+        announce2(t("corrected"));
       });
     });
     return h("details", { class: "action" }, h("summary", {}, t("correct")), form);
@@ -1011,7 +1253,7 @@
           })
         );
         await loadMemories();
-        announce(t("archived"));
+        announce2(t("archived"));
       });
     });
     return h("details", { class: "action" }, h("summary", {}, t("archive")), form);
@@ -1054,8 +1296,8 @@
   }
   async function loadStudents() {
     const all = [];
-    for (let page = 1; ; page++) {
-      const data = unwrap(await api.GET("/api/v1/students/", { params: { query: { page, page_size: 100 } } }));
+    for (let page2 = 1; ; page2++) {
+      const data = unwrap(await api.GET("/api/v1/students/", { params: { query: { page: page2, page_size: 100 } } }));
       all.push(...data.results);
       if (!data.next) break;
     }
@@ -1071,23 +1313,23 @@
     }
     const value = statusSelect().value;
     const status = value === "archived" || value === "all" ? value : "active";
-    const page = more ? memoriesPage + 1 : 1;
+    const page2 = more ? memoriesPage + 1 : 1;
     const data = unwrap(
       await api.GET("/api/v1/memories/", {
-        params: { query: { student: student.id, status, page, page_size: PAGE_SIZE } }
+        params: { query: { student: student.id, status, page: page2, page_size: PAGE_SIZE2 } }
       })
     );
     memories = more ? [...memories, ...data.results] : data.results;
-    memoriesPage = page;
+    memoriesPage = page2;
     memoriesNext = Boolean(data.next);
     drawMemories();
   }
   studentSelect().addEventListener("change", () => {
-    announce("");
+    announce2("");
     void act(null, () => loadMemories());
   });
   statusSelect().addEventListener("change", () => {
-    announce("");
+    announce2("");
     void act(null, () => loadMemories());
   });
   byId("more-memories").addEventListener("click", (event) => {
@@ -1109,17 +1351,19 @@
       title.value = "";
       content.value = "";
       await loadMemories();
-      announce(t("note_added"));
+      announce2(t("note_added"));
     });
   });
   void run({
     role: "teacher",
     async start(user) {
       me = user;
+      await loadFlags();
       await loadStudents();
       await loadMemories();
     },
     redraw() {
+      redrawFlags();
       drawStudents();
       drawMemories();
     },
@@ -1128,8 +1372,9 @@
       students = [];
       memories = [];
       memoriesNext = false;
-      announce("");
+      announce2("");
       showError(null);
+      resetFlags();
       drawStudents();
       drawMemories();
     }

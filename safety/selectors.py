@@ -1,0 +1,137 @@
+"""Reads of safety flags, always through `flags_visible_to`, the app's one scoping primitive.
+
+A teacher sees the flags of the students of their classes (accounts.selectors.students_visible_to);
+a staff account sees every flag; a student, or anyone else, sees none: students never see flags,
+their own included. A flag outside the scope is a 404, never a 403.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.utils.translation import gettext as _
+
+from accounts.models import Classroom, User
+from accounts.selectors import student_get_visible, students_visible_to
+from conversations.models import Message
+from core.errors import Forbidden, NotFound
+from safety.models import Flag
+from safety.types import RANK
+
+# The messages shown on each side of a flag's message in its detail.
+SURROUNDING_MESSAGES = 3
+
+
+def sees_all_flags(user: Any) -> bool:
+    """Whether `user` is an active staff account (role staff with is_staff): every flag, any class."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.is_active
+        and user.is_staff
+        and getattr(user, "role", None) == User.Role.STAFF
+    )
+
+
+def flags_visible_to(user: Any) -> QuerySet[Flag]:
+    """The flags `user` may read and act on: all for staff, their students' for a teacher, none
+    for a student or anyone else (fails closed)."""
+    if sees_all_flags(user):
+        return Flag.objects.all()
+    if getattr(user, "is_authenticated", False) and getattr(user, "role", None) == User.Role.TEACHER:
+        return Flag.objects.filter(student__in=students_visible_to(user).values("pk"))
+    return Flag.objects.none()
+
+
+def flag_get_visible(*, user: Any, flag_id: Any) -> Flag:
+    """One flag `user` may see, or NotFound (as for a flag that does not exist)."""
+    try:
+        pk = int(flag_id)
+    except (TypeError, ValueError):
+        raise NotFound(_("Flag not found.")) from None
+    flag = flags_visible_to(user).filter(pk=pk).select_related("student").first()
+    if flag is None:
+        raise NotFound(_("Flag not found."))
+    return flag
+
+
+def _severity_rank() -> Case:
+    return Case(
+        *(When(severity=severity.value, then=Value(rank)) for severity, rank in RANK.items()),
+        default=Value(0),
+        output_field=IntegerField(),
+    )
+
+
+def flag_list(
+    *,
+    user: Any,
+    status: str | None = None,
+    severity: str | None = None,
+    student_id: int | None = None,
+    classroom_id: int | None = None,
+    ordering: str = "newest",
+) -> QuerySet[Flag]:
+    """The flags `user` may see, filtered, newest first (`ordering="severity"`: open ones first,
+    then the most severe, then the newest: the queue's order).
+
+    A student is Forbidden (students never see flags). A named student `user` may not see is a
+    NotFound, as on every other list; a classroom `user` does not teach (any, for staff) filters
+    to nothing."""
+    if getattr(user, "role", None) == User.Role.STUDENT:
+        raise Forbidden(_("Safety flags are for teachers and staff."))
+    qs = flags_visible_to(user)
+    if status:
+        qs = qs.filter(status=status)
+    if severity:
+        qs = qs.filter(severity=severity)
+    if student_id is not None:
+        if sees_all_flags(user):
+            if not User.objects.filter(pk=student_id, role=User.Role.STUDENT).exists():
+                raise NotFound(_("Student not found."))
+            qs = qs.filter(student_id=student_id)
+        else:
+            qs = qs.filter(student=student_get_visible(user=user, student_id=student_id))
+    if classroom_id is not None:
+        classrooms = Classroom.objects.filter(pk=classroom_id)
+        if not sees_all_flags(user):
+            classrooms = classrooms.filter(teacher=user) if getattr(user, "pk", None) else classrooms.none()
+        qs = qs.filter(student__enrollments__classroom__in=classrooms.values("pk")).distinct()
+    qs = qs.select_related("student")
+    if ordering == "severity":
+        is_open = Case(When(status=Flag.Status.OPEN, then=Value(1)), default=Value(0), output_field=IntegerField())
+        return qs.annotate(open_first=is_open, severity_rank=_severity_rank()).order_by(
+            "-open_first", "-severity_rank", "-created_at", "-id"
+        )
+    return qs.order_by("-created_at", "-id")
+
+
+def flag_detail(*, user: Any, flag_id: Any) -> Flag:
+    """A flag `user` may see with what its detail shows read at once: its log, its deliveries,
+    its message, file and cited items (NotFound otherwise)."""
+    flag = flag_get_visible(user=user, flag_id=flag_id)
+    return (
+        flags_visible_to(user)
+        .filter(pk=flag.pk)
+        .select_related("student", "message", "file")
+        .prefetch_related("actions__actor", "deliveries", "cited_messages", "cited_memories")
+        .get()
+    )
+
+
+def flag_surrounding_messages(*, flag: Flag, around: int = SURROUNDING_MESSAGES) -> list[Message]:
+    """The messages of the flag's conversation around what it is about, oldest first: `around`
+    on each side of its message (the message included), or around its file's upload. Empty for
+    a flag with neither (a pattern cites its messages instead). `flag` comes from
+    `flag_get_visible`: whoever may see the flag may read this much of its conversation."""
+    if flag.message_id is not None and flag.message is not None:
+        seq = flag.message.seq
+        messages = Message.objects.filter(conversation_id=flag.message.conversation_id)
+        return list(messages.filter(seq__gte=seq - around, seq__lte=seq + around).order_by("seq"))
+    if flag.file_id is not None and flag.file is not None:
+        messages = Message.objects.filter(conversation_id=flag.file.conversation_id)
+        at = flag.file.created_at
+        before = list(messages.filter(created_at__lte=at).order_by("-seq")[:around])
+        after = list(messages.filter(created_at__gt=at).order_by("seq")[:around])
+        return [*reversed(before), *after]
+    return []

@@ -1,0 +1,103 @@
+"""The teacher page's safety queue in Chromium (tests/web/safety.mjs), against the production
+server: an alert's link opens the queue on its flag; the teacher acknowledges one flag and
+resolves another through the API; the database keeps both in the flags' log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from safety.models import Flag, FlagAction
+from tests.conftest import ROOT
+from tests.safety.test_flags_api import make_flag, talk
+from tests.web.conftest import artefacts
+
+SCRIPT = ROOT / "tests" / "web" / "safety.mjs"
+
+
+@pytest.mark.browser
+def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, school) -> None:
+    """Open flags come first, the most severe first, closed ones last; each card shows its
+    severity, category, excerpt, student and time; carol's flag (another class) is not there.
+    The page opened on `#flag-<id>` focuses that flag. Acknowledging (with a note) and resolving
+    as a false positive (with what was done) change the cards and are in the flags' log, by the
+    teacher; the labels are translated."""
+    teacher = school["teacher_a"]
+    teacher.set_password("web-teacher_a")
+    teacher.save(update_fields=["password"])
+    alice_lines = talk(school["alice"], 6)
+    bob_lines = talk(school["bob"], 2)
+    resolved = make_flag(school["alice"], alice_lines[0], status=Flag.Status.RESOLVED, outcome="Talked it over.")
+    concern = make_flag(school["bob"], bob_lines[0], excerpt="I feel alone at lunch")
+    crisis = make_flag(
+        school["alice"], alice_lines[2], category="self_harm", severity="crisis", excerpt="I want to hurt myself"
+    )
+    info = make_flag(school["alice"], alice_lines[4], category="jailbreak", severity="info")
+    carol = make_flag(school["carol"], talk(school["carol"], 2)[0])
+    config = {
+        "baseUrl": server,
+        "chromium": browser["chromium"],
+        "artifacts": str(artifacts_dir),
+        "teacher": {"username": "teacher_a", "password": "web-teacher_a"},
+        "anchored": concern.pk,
+        "acknowledge": {"id": concern.pk, "note": "Spoke with bob at lunch."},
+        "resolve": {"id": info.pk, "note": "A game, not a jailbreak.", "outcome": "false_positive"},
+    }
+    result = _run(browser, artifacts_dir, config)
+
+    seen: dict[str, Any] = result["seen"]
+    before = seen["before"]
+    assert [c["id"] for c in before] == [crisis.pk, concern.pk, info.pk, resolved.pk]
+    assert carol.pk not in {c["id"] for c in before}
+    assert [c["anchor"] for c in before] == [f"flag-{c['id']}" for c in before]
+    assert seen["focused"] == f"flag-{concern.pk}"
+    first = before[0]
+    assert first["heading"] == "Crisis Self-harm" and first["excerpt"] == "I want to hurt myself"
+    assert first["fields"]["flag_student"] == "alice" and first["fields"]["flag_status"] == "Open"
+    assert first["canAcknowledge"] and first["canResolve"]
+    assert not before[3]["canAcknowledge"] and not before[3]["canResolve"]
+    assert before[3]["fields"]["flag_outcome"] == "Talked it over."
+
+    after = {c["id"]: c for c in seen["after"]}
+    assert after[concern.pk]["fields"]["flag_status"] == "Acknowledged" and after[concern.pk]["canResolve"]
+    assert after[info.pk]["fields"]["flag_status"] == "False positive" and not after[info.pk]["canResolve"]
+    french = {c["id"]: c for c in seen["french"]}
+    assert french[crisis.pk]["heading"] == "Crise Automutilation"
+    assert result["pageErrors"] == []
+
+    concern.refresh_from_db()
+    info.refresh_from_db()
+    assert concern.status == Flag.Status.ACKNOWLEDGED and concern.escalate_at is None
+    assert (info.status, info.outcome) == (Flag.Status.FALSE_POSITIVE, "A game, not a jailbreak.")
+    log = FlagAction.objects.filter(flag__in=[concern, info]).exclude(kind=FlagAction.Kind.CREATED)
+    assert sorted(log.values_list("flag_id", "kind", "actor_id", "note")) == sorted(
+        [
+            (concern.pk, "acknowledged", teacher.pk, "Spoke with bob at lunch."),
+            (info.pk, "resolved", teacher.pk, "A game, not a jailbreak."),
+        ]
+    )
+    crisis.refresh_from_db()
+    assert crisis.status == Flag.Status.OPEN and crisis.actions.count() == 1
+
+
+def _run(browser: dict[str, str], artifacts_dir: Path, config: dict[str, Any]) -> dict[str, Any]:
+    run = subprocess.run(
+        [browser["node"], str(SCRIPT), json.dumps(config)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    (artifacts_dir / "browser.log").write_text(run.stdout + run.stderr)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT ")) if lines else {}
+    artefacts.append(f"safety queue in Chromium; screenshots and logs in {artifacts_dir}")
+    assert run.returncode == 0 and result.get("ok"), (
+        f"{result.get('error') or run.stderr[-3000:]}\n(screenshots and logs in {artifacts_dir})"
+    )
+    return result
