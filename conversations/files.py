@@ -30,6 +30,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import PurePath
 from typing import Any
 
@@ -39,6 +40,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
 from django.db import transaction
 from django.db.models import QuerySet
+from django.dispatch import Signal
 from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
@@ -438,9 +440,20 @@ def _file_begin(*, file_id: int) -> ConversationFile | str:
     return row
 
 
+# Sent (with `file_id`) once a file is settled ready, after commit: its text, or the image, can
+# be read. Receivers must return at once (enqueue their work); an error of theirs is logged.
+file_ready = Signal()
+
+
+def _announce_ready(file_id: int) -> None:
+    for receiver, outcome in file_ready.send_robust(sender=ConversationFile, file_id=file_id):
+        if isinstance(outcome, Exception):
+            logger.error("file %s: file_ready receiver %r failed: %s", file_id, receiver, outcome)
+
+
 def file_extract_settle(*, file_id: int, extraction: Extraction) -> str:
     """Write an extraction's outcome on a file still pending; a settled file is left as it is.
-    Returns the file's new status, or "already_done"."""
+    Returns the file's new status, or "already_done". A file settled ready sends `file_ready`."""
     updated = ConversationFile.objects.filter(pk=file_id, status=ConversationFile.Status.PENDING).update(
         status=extraction.status,
         reason=extraction.reason,
@@ -449,7 +462,11 @@ def file_extract_settle(*, file_id: int, extraction: Extraction) -> str:
         text_truncated=extraction.truncated,
         extracted_at=timezone.now(),
     )
-    return extraction.status if updated else "already_done"
+    if not updated:
+        return "already_done"
+    if extraction.status == ConversationFile.Status.READY:
+        transaction.on_commit(partial(_announce_ready, file_id))
+    return extraction.status
 
 
 def file_extract(*, file_id: int) -> str:

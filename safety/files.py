@@ -2,10 +2,9 @@
 (the moderation endpoint reads images; the offline line and a text-only classifier cannot, and
 the flag's scores say which backends answered).
 
-A file is screened by the Celery task `safety.tasks.file_screen`, enqueued when a file is saved
-ready (`connect`: a receiver of ConversationFile's post_save; an image is ready at upload, a PDF
-or a text file once its text is extracted). Screening again is harmless: the file's flag is
-merged (`recording.flag_record`).
+A file is screened by the Celery task `safety.tasks.file_screen`, enqueued when its extraction
+settles it ready (`connect`: a receiver of conversations.files.file_ready). Screening again is
+harmless: the file's flag is merged (`recording.flag_record`).
 """
 
 from __future__ import annotations
@@ -14,9 +13,8 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db.models.signals import post_save
 
-from conversations.files import PromptFile, image_data_url
+from conversations.files import PromptFile, file_ready, image_data_url
 from conversations.models import ConversationFile
 from core import background
 from safety import offline, recording
@@ -26,13 +24,12 @@ from safety.types import combine
 logger = logging.getLogger(__name__)
 
 
-def _on_save(sender: Any, instance: ConversationFile, created: bool, **kwargs: Any) -> None:
-    if instance.status == ConversationFile.Status.READY:
-        background.enqueue("safety.tasks.file_screen", instance.pk)
+def _on_ready(sender: Any, file_id: int, **kwargs: Any) -> None:
+    background.send("safety.tasks.file_screen", file_id)
 
 
 def connect() -> None:
-    post_save.connect(_on_save, sender=ConversationFile, dispatch_uid="safety.files.screen")
+    file_ready.connect(_on_ready, dispatch_uid="safety.files.screen")
 
 
 def file_screen(*, file_id: int) -> str:
