@@ -199,3 +199,14 @@ class Delivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.channel} to {self.target} for flag {self.flag_id}"
+
+
+class ScreeningCursor(models.Model):
+    """How far the screening sweep (safety.sweep) has read the student messages, by id."""
+
+    name = models.CharField(max_length=32, primary_key=True)
+    last_id = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} screened up to {self.last_id}"

@@ -14,3 +14,4 @@ def register_all() -> None:
     files.connect()
     background.periodic("safety-escalations", "safety.tasks.escalations_due", 60)
     background.periodic("safety-deliveries-sweep", "safety.tasks.deliveries_sweep", 300)
+    background.periodic("safety-messages-sweep", "safety.tasks.messages_sweep", 60)

@@ -82,3 +82,12 @@ def deliveries_sweep() -> int:
     if due:
         logger.info("safety deliveries sweep: re-enqueued %d deliveries", len(due))
     return len(due)
+
+
+@shared_task(acks_late=True)
+def messages_sweep() -> int:
+    """Screen again, with the offline line, the student messages stored since the last sweep
+    (`sweep.messages_sweep`). Safe to run twice: a cursor under a row lock, and flags merge."""
+    from safety import sweep
+
+    return sweep.messages_sweep()
