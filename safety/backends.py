@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -194,7 +195,7 @@ CLASSIFIER_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 # The verdict is a few words of JSON.
-CLASSIFIER_MAX_TOKENS = 200
+CLASSIFIER_MAX_TOKENS = 80
 # A verdict the model gives at a confidence below this is lowered one step (a crisis to a
 # concern, a concern to info): a guess the model itself doubts asks a teacher to look, and alerts
 # nobody. Sexual content involving minors stays a crisis (types.Signal).
@@ -297,16 +298,25 @@ class Classification:
     reason: str
 
 
+_FIELD = re.compile(r'"(category|severity|confidence)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9.]+)')
+
+
 def _json_object(content: str) -> Any:
-    """The JSON object in a model's answer, also when it is wrapped in prose or a code fence."""
+    """The JSON object in a model's answer, also when it is wrapped in prose or a code fence,
+    holds raw control characters in a string (llama-cpp-python's grammar lets them through), or
+    is cut in its `reason` (a small model writes it until its token limit): then the verdict's
+    own fields, read from the text before the cut."""
     text = content.strip()
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("no JSON object in the answer")
     try:
-        return json.loads(text)
+        return json.JSONDecoder(strict=False).raw_decode(text, start)[0]
     except json.JSONDecodeError:
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end <= start:
-            raise ValueError("no JSON object in the answer") from None
-        return json.loads(text[start : end + 1])
+        fields = {name: json.loads(value, strict=False) for name, value in _FIELD.findall(text[start:])}
+        if "category" in fields and "severity" in fields:
+            return fields
+        raise ValueError("no JSON object in the answer") from None
 
 
 def parse_classification(content: str) -> Classification:

@@ -437,3 +437,16 @@ def test_backends_run_concurrently_on_the_slow_call_threads(screening, settings)
     assert all(r.answered for r in results)
     assert elapsed < 1.8
     assert LLMUsage.objects.filter(purpose="safety", ok=True).count() == 2
+
+
+def test_the_real_small_models_answers_are_read():
+    """SmolLM2 through llama-cpp-python: a raw newline inside a string, prose after the object,
+    and a `reason` cut at the token limit still give the verdict."""
+    from safety.backends import parse_classification
+
+    raw = '{"category": "self_harm", "severity": "crisis", "confidence": 0.9, "reason": "a\nb"} and more'
+    assert (parse_classification(raw).category, parse_classification(raw).severity) == ("self_harm", "crisis")
+    cut = 'Answer: {"category": "distress", "severity": "info", "confidence": 0.4, "reason": "the student sa'
+    assert (parse_classification(cut).category, parse_classification(cut).severity) == ("distress", "info")
+    with pytest.raises(ValueError):
+        parse_classification('{"reason": "no verdict')
