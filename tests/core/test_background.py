@@ -162,6 +162,9 @@ EXPECTED_SCHEDULE = {
     "sweep-pending-files": {"task": "conversations.tasks.files_sweep", "schedule": 60.0},
     "sweep-pending-grading": {"task": "learning.tasks.grading_sweep", "schedule": 300.0},
     "sweep-missing-embeddings": {"task": "memory.tasks.embeddings_sweep", "schedule": 600.0},
+    "safety-escalations": {"task": "safety.tasks.escalations_due", "schedule": 60.0},
+    "safety-deliveries-sweep": {"task": "safety.tasks.deliveries_sweep", "schedule": 300.0},
+    "safety-messages-sweep": {"task": "safety.tasks.messages_sweep", "schedule": 60.0},
     "consolidate-memories": {
         "task": "memory.tasks.memories_consolidate_due",
         "schedule": django_settings.MEMORY_CONSOLIDATION_INTERVAL_HOURS * 3600,

@@ -195,6 +195,8 @@ try {
   });
 
   await step("teacher_picks_the_student", async () => {
+    // The list fills once the page's reads answer (the safety queue is read alongside).
+    await tp.locator("#student option", { hasText: student.username }).first().waitFor({ state: "attached" });
     const options = (await tp.locator("#student option").allTextContents()).map((o) => o.trim());
     check(options.some((o) => o.includes(student.username)), `student missing from ${options}`);
     check(!options.some((o) => o.includes(otherStudent)), `another class's student listed: ${options}`);
