@@ -11,7 +11,7 @@ A turn with a guard runs:
    at most as long as the guard chooses. A `Notice` adds instructions at the end of the prompt
    (this turn only), sends its events to the client before the reply, and gives a reply to
    store if the model cannot answer.
-3. `screen.hold(text)` for each chunk of the reply as it streams: False stops forwarding the
+3. `screen.hold(chunk)` for each chunk of the reply as it streams: False stops forwarding the
    reply's deltas to the client (the rest of the reply is still read and checked).
 4. `screen.check_reply(text)`, the whole reply: a replacement text, or None. A replaced reply is
    stored as the replacement; the client gets a `reply_replaced` event then `done` with it.
@@ -68,8 +68,8 @@ class TurnScreen(ABC):
     @abstractmethod
     async def before_model(self) -> Notice | None: ...
 
-    def hold(self, text: str) -> bool:
-        """Whether the reply written so far (`text`, whole) may still be shown as it streams."""
+    def hold(self, chunk: str) -> bool:
+        """Whether the reply may still be shown as it streams, `chunk` its newest piece."""
         return True
 
     async def check_reply(self, text: str) -> str | None:

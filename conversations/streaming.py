@@ -472,13 +472,11 @@ async def _converse(
     messages = _with_notice(claim.messages, notice)
     prompt_tokens = completion_tokens = 0
     model = profile.model
-    written: list[str] = []
     shown = True
 
     async def on_delta(text: str) -> None:
         nonlocal shown
-        written.append(text)
-        if shown and not screen.hold("".join(written)):
+        if shown and not screen.hold(text):
             shown = False
         if shown:
             feed.publish("delta", {"content": text})

@@ -84,6 +84,9 @@ class _Screen(TurnScreen):
         self.language = replies.language(offline.language_of(self.text) or turn.language)
         self.message_task = _spawn(self._screen_message())
         self.reply_verdict: Verdict | None = None
+        # The reply streamed so far (its pieces), its length, and how much of it was checked.
+        self._written: list[str] = []
+        self._length = 0
         self._checked = 0
         self._held = False
 
@@ -144,13 +147,17 @@ class _Screen(TurnScreen):
             fallback_reply=message,
         )
 
-    def hold(self, text: str) -> bool:
+    def hold(self, chunk: str) -> bool:
         if self._held or not settings.SAFETY_SCREEN_REPLIES:
             return not self._held
-        if len(text) - self._checked < HOLD_EVERY_CHARS:
+        self._written.append(chunk)
+        self._length += len(chunk)
+        if self._length - self._checked < HOLD_EVERY_CHARS:
             return True
+        text = "".join(self._written)
+        self._written = [text]
         window = text[max(0, self._checked - HOLD_WINDOW_CHARS) :]
-        self._checked = len(text)
+        self._checked = self._length
         self._held = reply_fails(combine([offline.screen(window)]))
         return not self._held
 

@@ -30,11 +30,14 @@ def excerpt_of(text: str) -> str:
 
 
 def _merge_scores(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """Each backend's latest answer, an answer never replaced by a backend's silence."""
+    """Each backend's latest answer, an answer never replaced by a backend's silence nor by
+    the same finding again (only its timing would differ)."""
     merged = dict(old)
     for backend, record in new.items():
-        if record.get("answered") or not merged.get(backend, {}).get("answered"):
-            merged[backend] = record
+        kept = merged.get(backend, {})
+        if kept.get("answered") and (not record.get("answered") or kept.get("signals") == record.get("signals")):
+            continue
+        merged[backend] = record
     return merged
 
 
@@ -57,7 +60,7 @@ def flag_record(
     for attempt in (1, 2):
         try:
             with transaction.atomic():
-                flag, raised = _upsert(
+                flag, created, raised = _upsert(
                     student_id=student_id,
                     source=source,
                     verdict=verdict,
@@ -69,9 +72,10 @@ def flag_record(
                 )
                 if raised:
                     background.enqueue("safety.tasks.flag_alert", flag.pk)
-                from safety import patterns
+                if created:  # a merge changes no count of the pattern rule
+                    from safety import patterns
 
-                patterns.pattern_check(student_id=student_id)
+                    patterns.pattern_check(student_id=student_id)
                 return flag
         except IntegrityError:
             if attempt == 2:
@@ -90,7 +94,9 @@ def _upsert(
     file_id: int | None,
     excerpt: str,
     original_text: str,
-) -> tuple[Flag, bool]:
+) -> tuple[Flag, bool, bool]:
+    """The item's flag, whether it was created, and whether it needs its alert (it reached
+    concern or crisis, or rose). A merge that changes nothing writes nothing."""
     severity, category = verdict.severity, verdict.category
     assert severity is not None and category is not None
     if file_id is not None:
@@ -115,16 +121,20 @@ def _upsert(
         )
         FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED, note=f"{severity} {category}")
         logger.info("safety flag %s: %s %s (%s)", flag.pk, severity, category, source)
-        return flag, rank(severity) >= rank(Severity.CONCERN)
+        return flag, True, rank(severity) >= rank(Severity.CONCERN)
     before = existing.severity
-    existing.scores = _merge_scores(existing.scores, verdict.scores())
-    existing.categories = sorted({*existing.categories, *verdict.categories})
-    if original_text and not existing.original_text:
-        existing.original_text = original_text
+    scores = _merge_scores(existing.scores, verdict.scores())
+    categories = sorted({*existing.categories, *verdict.categories})
     raised = rank(severity) > rank(before)
+    fills_original = bool(original_text and not existing.original_text)
+    if not raised and not fills_original and scores == existing.scores and categories == existing.categories:
+        return existing, False, False
+    existing.scores, existing.categories = scores, categories
+    if fills_original:
+        existing.original_text = original_text
     if raised:
         existing.severity, existing.category = severity, category
         FlagAction.objects.create(flag=existing, kind=FlagAction.Kind.NOTE, note=f"raised to {severity} {category}")
         logger.info("safety flag %s: raised from %s to %s %s", existing.pk, before, severity, category)
     existing.save()
-    return existing, raised and rank(severity) >= rank(Severity.CONCERN)
+    return existing, False, raised and rank(severity) >= rank(Severity.CONCERN)
