@@ -18,6 +18,7 @@ class LLMUsage(models.Model):
         CONSOLIDATION = "consolidation", "Memory consolidation"
         EMBEDDING = "embedding", "Embedding"
         SAFETY = "safety", "Safety screening"
+        ASK = "ask", "Question about a student"
 
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     model = models.CharField(max_length=200)

@@ -10,7 +10,7 @@ its path:
 3. tutor: no app imports `tutor`, the project wiring (settings, urls, asgi/wsgi, celery, startup,
    server); tutor may import any app.
 4. core: `core` imports no app.
-5. layers: an app imports only apps in a layer below its own in LAYERS (safety -> conversations ->
+5. layers: an app imports only apps in a layer below its own in LAYERS (safety, insights -> conversations ->
    learning -> memory -> llm -> accounts -> core; llm reads accounts, as usage and costs are
    the students'); privacy and web sit on top and may import any app.
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("privacy", "web"),
-    ("safety",),
+    ("safety", "insights"),
     ("conversations",),
     ("learning",),
     ("memory",),

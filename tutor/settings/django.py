@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "memory",
     "learning",
     "safety",
+    "insights",
     "privacy",
     "web",
 ]
