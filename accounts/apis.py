@@ -20,8 +20,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.models import User
-from accounts.selectors import student_get_visible, students_visible_to
+from accounts.models import Classroom, User
+from accounts.selectors import classrooms_visible_to, student_get_visible, students_visible_to
 from accounts.services import user_sign_out_everywhere
 from core.api import Pagination, StrictBooleanField, StrictCharField
 from core.auth import SessionAuthentication
@@ -174,3 +174,22 @@ class StudentDetailApi(APIView):
     @extend_schema(responses=UserOutput)
     def get(self, request: Request, student_id: int) -> Response:
         return Response(UserOutput(student_get_visible(user=request.user, student_id=student_id)).data)
+
+
+class ClassroomOutput(serializers.ModelSerializer[Classroom]):
+    class Meta:
+        model = Classroom
+        fields = ["id", "name"]
+        read_only_fields = fields
+
+
+class ClassroomListApi(APIView):
+    """The classrooms a teacher teaches, by name (a student, or anyone else: none)."""
+
+    pagination_class = Pagination
+
+    @extend_schema(responses=ClassroomOutput(many=True))
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(classrooms_visible_to(request.user), request, view=self)
+        return paginator.get_paginated_response(ClassroomOutput(page, many=True).data)

@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from accounts.models import User
+from accounts.models import Classroom, User
 from core.errors import NotFound
 
 
@@ -38,3 +38,37 @@ def student_get_visible(*, user: Any, student_id: Any) -> User:
     if student is None:
         raise NotFound(_("Student not found."))
     return student
+
+
+def is_staff_account(user: Any) -> bool:
+    """An active staff account (role staff with is_staff): oversees every student and class
+    (safety flags, cards, reviews, questions). A teacher given is_staff is not one."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.is_active
+        and user.is_staff
+        and getattr(user, "role", None) == User.Role.STAFF
+    )
+
+
+def student_get_overseen(*, user: Any, student_id: Any) -> User:
+    """One student `user` may read as `student_get_visible` says, or any active student for a
+    staff account (`is_staff_account`); otherwise NotFound."""
+    if not is_staff_account(user):
+        return student_get_visible(user=user, student_id=student_id)
+    try:
+        pk = int(student_id)
+    except (TypeError, ValueError):
+        raise NotFound(_("Student not found.")) from None
+    student = User.objects.filter(pk=pk, role=User.Role.STUDENT, is_active=True).first()
+    if student is None:
+        raise NotFound(_("Student not found."))
+    return student
+
+
+def classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
+    """The classrooms whose class-wide figures `user` may read: a teacher's own, by name; anyone
+    else's none (as learning.selectors.classroom_get_visible decides for one classroom)."""
+    if user is None or not getattr(user, "is_authenticated", False) or user.role != User.Role.TEACHER:
+        return Classroom.objects.none()
+    return Classroom.objects.filter(teacher=user).order_by("name", "id")

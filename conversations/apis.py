@@ -30,6 +30,7 @@ from conversations.serializers import (
 from core.api import MAX_ID, Pagination, StrictCharField, query_params
 from core.db import db_step
 from core.errors import ApplicationError, error_body
+from core.feeds import sse
 from core.schema import ErrorEnvelope
 from core.throttles import SendRateThrottle
 
@@ -161,7 +162,7 @@ class MessagesApi(APIView):
             return opened
         feed = opened
         if "text/event-stream" in request.headers.get("Accept", ""):
-            response = StreamingHttpResponse(streaming.sse(feed), content_type="text/event-stream; charset=utf-8")
+            response = StreamingHttpResponse(sse(feed), content_type="text/event-stream; charset=utf-8")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
             return response

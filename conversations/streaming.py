@@ -26,10 +26,9 @@ answered there (the model is asked again: its interrupted answer was never store
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -42,6 +41,7 @@ from conversations.serializers import MessageOutput
 from core.db import db_step
 from core.drain import DRAIN_RETRY_AFTER_SECONDS
 from core.errors import ApplicationError, ServiceUnavailable, error_body
+from core.feeds import Event, EventFeed
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import message_tokens
@@ -49,7 +49,6 @@ from llm.tools import ToolEvent
 
 logger = logging.getLogger(__name__)
 
-Event = tuple[str, dict[str, Any]]
 R = TypeVar("R")
 
 
@@ -73,12 +72,11 @@ def message_data(message: Message) -> dict[str, Any]:
     return dict(_message_output.to_representation(message))
 
 
-class TurnFeed:
+class TurnFeed(EventFeed):
     """The events of one turn, kept from the start so that a late follower sees them all."""
 
     def __init__(self) -> None:
-        self.events: list[Event] = []
-        self.closed = False
+        super().__init__()
         self.replayed = False
         self.error: ApplicationError | None = None
         self.student_message: Message | None = None
@@ -86,35 +84,6 @@ class TurnFeed:
         # The tools' events sent in this turn, and those of them a replay sends again.
         self.tool_events: list[Event] = []
         self.stored_events: list[Event] = []
-        self._changed = asyncio.Event()
-
-    def publish(self, event: str, data: dict[str, Any]) -> None:
-        self.events.append((event, data))
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    def close(self) -> None:
-        self.closed = True
-        self._changed.set()
-
-    async def follow(self) -> AsyncIterator[list[Event]]:
-        """The events in order, in batches: each batch is all that was published since the last
-        one (a busy server sends the deltas that piled up as one write)."""
-        seen = 0
-        while True:
-            changed = self._changed
-            if seen < len(self.events):
-                batch = self.events[seen:]
-                seen += len(batch)
-                yield batch
-            if self.closed and seen == len(self.events):
-                return
-            if seen == len(self.events):
-                await changed.wait()
-
-    async def wait(self) -> None:
-        while not self.closed:
-            await self._changed.wait()
 
     def start(self, student_message: Message) -> None:
         self.student_message = student_message
@@ -579,13 +548,3 @@ def _turn_error(exc: gateway.LLMError, claim: turns.Claimed) -> ApplicationError
         % {"reason": exc},
         details=details,
     )
-
-
-def sse_encode(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
-
-
-async def sse(feed: TurnFeed) -> AsyncIterator[bytes]:
-    """The feed as Server-Sent Events. Cancelled when the client goes away: the turn goes on."""
-    async for batch in feed.follow():
-        yield b"".join(sse_encode(event, data) for event, data in batch)

@@ -273,3 +273,46 @@ class TaskStatus(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id} for {self.student_id}: {self.status}"
+
+
+class ReviewCard(models.Model):
+    """The review schedule of one student's skill: its FSRS card (learning.reviews), fed by the
+    skill's graded quizzes, one review each, in the quiz's grading transaction. A card exists once
+    a quiz of the skill has a graded answer (its SkillMastery has attempts).
+
+    `due` is when the skill's probability of recall falls to LEARNING_REVIEWS["desired_retention"];
+    `last_quiz` the latest quiz counted (by submission time), which makes counting it twice a no-op.
+    """
+
+    class State(models.IntegerChoices):
+        # fsrs.State's values. With no learning steps (learning.reviews) a reviewed card is in review.
+        LEARNING = 1, "Learning"
+        REVIEW = 2, "Review"
+        RELEARNING = 3, "Relearning"
+
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_cards")
+    mastery = models.OneToOneField(SkillMastery, on_delete=models.CASCADE, related_name="review_card")
+    # The mastery row's skill_key: one card per student and skill.
+    skill_key = models.CharField(max_length=100)
+    state = models.PositiveSmallIntegerField(choices=State.choices)
+    step = models.PositiveSmallIntegerField(null=True, blank=True)
+    stability = models.FloatField(help_text="Days until the probability of recall falls to 90 %.")
+    difficulty = models.FloatField(help_text="FSRS's difficulty, 1 (easiest) to 10.")
+    due = models.DateTimeField()
+    last_review = models.DateTimeField(help_text="The latest counted quiz's submission.")
+    reviews = models.PositiveIntegerField(help_text="Graded quizzes counted.")
+    last_quiz = models.ForeignKey(Quiz, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["student", "due"]
+        constraints = [
+            models.UniqueConstraint(fields=["student", "skill_key"], name="review_card_unique"),
+            models.CheckConstraint(condition=Q(stability__gt=0), name="review_card_stability"),
+            models.CheckConstraint(condition=Q(difficulty__gte=1, difficulty__lte=10), name="review_card_difficulty"),
+            models.CheckConstraint(condition=Q(reviews__gte=1), name="review_card_reviews"),
+        ]
+        indexes = [models.Index(fields=["student", "due"], name="review_card_student_due")]
+
+    def __str__(self) -> str:
+        return f"{self.skill_key} of {self.student_id}: due {self.due:%Y-%m-%d}"

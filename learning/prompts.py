@@ -56,6 +56,16 @@ class SkillItem:
 
 
 @dataclass(frozen=True)
+class ReviewItem:
+    """A skill due for review (learning.review_cards.reviews_due_for_record)."""
+
+    skill: str
+    due_at: datetime
+    retrievability: float  # FSRS's probability of recall at the record's time
+    estimate: float  # the BKT mastery at the record's time
+
+
+@dataclass(frozen=True)
 class FileItem:
     """A file of the conversation, as the tutor is told of it (the chat turn builds these)."""
 
@@ -77,10 +87,11 @@ class LearningRecord:
     recent: list[SkillItem]  # skills by their latest result, newest first
     weakest: list[SkillItem]  # the lowest estimates, weakest first, mastered ones left out
     files: list[FileItem] = field(default_factory=list)  # oldest first
+    reviews: list[ReviewItem] = field(default_factory=list)  # due for review, most urgent first
 
     @property
     def is_empty(self) -> bool:
-        return not (self.tasks or self.recent or self.weakest or self.files)
+        return not (self.tasks or self.recent or self.weakest or self.files or self.reviews)
 
 
 def _clean(text: str) -> str:
@@ -127,11 +138,27 @@ def format_skill(skill: SkillItem) -> str:
     )
 
 
+REVIEWS_HEADING = (
+    "Skills due for review (spaced repetition from past quizzes). When it fits the conversation, "
+    "you may offer the student a short quiz on one of them:"
+)
+
+
+def format_review(review: ReviewItem, now: datetime) -> str:
+    days = (now.date() - review.due_at.date()).days
+    when = "due today" if days <= 0 else f"overdue by {days} day{'s' if days != 1 else ''}"
+    return (
+        f"- {_clean(review.skill)}: {when}; chance of recall now about {_percent(review.retrievability)}; "
+        f"estimated mastery {_percent(review.estimate)}"
+    )
+
+
 def _sections(record: LearningRecord) -> list[tuple[str, list[str]]]:
     """The block's sections in order of importance: what is due, what is weak, what is recent."""
     weakest = {s.skill for s in record.weakest}
     return [
         ("Open tasks, due first:", [format_task(t, record.now) for t in record.tasks]),
+        (REVIEWS_HEADING, [format_review(r, record.now) for r in record.reviews]),
         ("Weakest skills:", [format_skill(s) for s in record.weakest]),
         ("Latest results by skill:", [format_skill(s) for s in record.recent if s.skill not in weakest]),
     ]

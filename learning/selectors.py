@@ -21,6 +21,7 @@ from core.errors import NotFound
 from learning.mastery import BktParams, decayed
 from learning.models import TASKS_DUE_FIRST, Answer, Question, Quiz, SkillMastery, Task, TaskStatus
 from learning.prompts import LearningRecord, SkillItem, TaskItem
+from learning.review_cards import reviews_due_for_record
 
 # --- Quizzes ------------------------------------------------------------------------------------
 
@@ -276,10 +277,11 @@ def learning_record_empty(*, now: datetime | None = None) -> LearningRecord:
 
 
 def learning_record_for(*, student_id: int) -> LearningRecord:
-    """What the tutor is told about the student's learning, in two queries whatever the history:
+    """What the tutor is told about the student's learning, in three queries whatever the history:
     the open tasks (not done), due first, up to LEARNING_RECORD_MAX_TASKS; the skills by latest
     result, up to LEARNING_RECORD_MAX_SKILLS; the weakest skills (lowest estimates now, mastered
-    ones left out), up to LEARNING_RECORD_WEAKEST.
+    ones left out), up to LEARNING_RECORD_WEAKEST; the skills due for review, up to
+    LEARNING_RECORD_MAX_REVIEWS (learning.review_cards.reviews_due_for_record).
 
     Called by the chat turn for the student who owns the conversation, so the scope is the
     student id itself (an inactive student has none).
@@ -334,4 +336,5 @@ def learning_record_for(*, student_id: int) -> LearningRecord:
         tasks=task_items,
         recent=skills[: settings.LEARNING_RECORD_MAX_SKILLS],
         weakest=weakest[: settings.LEARNING_RECORD_WEAKEST],
+        reviews=reviews_due_for_record(student_id=student_id, now=now),
     )

@@ -1,9 +1,9 @@
 """Writes of learning: quizzes from the create_quiz tool, a student's answers and their grading,
 mastery per skill, homework tasks and their statuses (over REST and from the update_task tool).
 
-Grading settles a quiz in one transaction with the quiz row locked: the score, the quiz's status
-and the mastery of its skill change together, exactly once, whichever grader (the submission,
-or the model's task for the last pending answer) finishes it.
+Grading settles a quiz in one transaction with the quiz row locked: the score, the quiz's status,
+the mastery of its skill and its review schedule change together, exactly once, whichever grader
+(the submission, or the model's task for the last pending answer) finishes it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from core import background
 from core.errors import Conflict, Forbidden
 from learning import grading, mastery
 from learning.models import Answer, Question, Quiz, QuizAttempt, SkillMastery, Task, TaskStatus
+from learning.review_cards import review_card_record
 from learning.selectors import classroom_get_visible, quiz_get, task_get, tasks_visible_to
 from learning.validation import (
     QuizSpec,
@@ -195,7 +196,9 @@ def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:
     quiz.status = Quiz.Status.GRADED
     quiz.save(update_fields=["status"])
     if results:
-        _mastery_record(quiz=quiz, results=results, now=now)
+        row = _mastery_record(quiz=quiz, results=results, now=now)
+        # Under the same lock as the mastery row: the skill's review schedule (learning.review_cards).
+        review_card_record(mastery=row, quiz=quiz, attempt=attempt, correct=sum(results), graded=len(results))
         previous = (
             AIMemory.objects.filter(student_id=quiz.student_id, kind=AIMemory.Kind.QUIZ_RESULT)
             .order_by("-created_at")

@@ -30,7 +30,8 @@ from confusable_homoglyphs import confusables
 # shown in one prompt may be shown in another, and a tag neutralised where it means nothing
 # costs only its angle brackets.
 PROMPT_TAGS = (
-    # The chat prompt: conversations.prompts, memory.block, learning.prompts.
+    # The chat prompt: conversations.prompts, memory.block, learning.prompts, memory.card_prompts.
+    "student_card",
     "student_memories",
     "memory",
     "learning_record",

@@ -17,7 +17,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.admin import ReadOnlyAdmin
-from memory.models import AIMemory
+from accounts.selectors import students_visible_to
+from memory.models import AIMemory, StudentCard
 from memory.selectors import memories_visible_to
 from memory.services.lifecycle import MEMORY_ARCHIVE_PERMISSION, memory_archive_by_staff
 
@@ -78,3 +79,28 @@ class AIMemoryAdmin(ReadOnlyAdmin):
             self.message_user(request, " ".join(error.messages), messages.ERROR)
             return
         self.message_user(request, f"Archived {len(ids)} memories.", messages.SUCCESS)
+
+
+@admin.register(StudentCard)
+class StudentCardAdmin(ReadOnlyAdmin):
+    """Student cards, read-only: teachers and students edit them through the API (memory.card),
+    which logs every change. A scoped user sees the cards of the students the API shows them."""
+
+    list_display = ("student", "level", "register", "token_count", "updated_at")
+    search_fields = ("student__username",)
+    list_select_related = ("student",)
+    fields = (
+        "student",
+        "goals",
+        "accommodations",
+        "interests",
+        "level",
+        "register",
+        "student_editable",
+        "token_count",
+        "updated_at",
+    )
+    readonly_fields = fields
+
+    def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(student__in=students_visible_to(request.user).values("pk"))

@@ -16,6 +16,9 @@ class MemoryConfig(AppConfig):
         from memory.blocks import MemoryBlock
 
         prompt_blocks.register(MemoryBlock())
+        from memory.card_block import StudentCardBlock
+
+        prompt_blocks.register(StudentCardBlock())
         from core import background
 
         background.periodic("sweep-missing-embeddings", "memory.tasks.embeddings_sweep", 600)

@@ -13,6 +13,9 @@ its evidence, confidence and model), unless:
 - the student has the same text active already: that fact is then confirmed (a second source),
   and cites this memory too.
 A fact that updates a known one goes through `memory.supersession.supersession_propose`.
+The answer may also propose changes to the student card, each naming the fact it follows from:
+they go through `memory.card.card_propose` (an accommodation waits for a teacher), in the
+facts' transaction (`card_proposals_store`).
 
 A stored fact is confirmed (`confirmed_at`) when a known memory it cites, besides the one it was
 drawn from and the one it updates, shares at least AGREEMENT_SHARE of its content words; else it
@@ -36,13 +39,14 @@ from django.utils import timezone
 from accounts.models import User
 from llm import gateway
 from llm.models import LLMUsage
-from memory import supersession
+from memory import card, supersession
 from memory.lifecycle_prompts import (
     EXTRACTION_PROMPT,
     EXTRACTION_SCHEMA,
     ExtractedFact,
     PromptMemory,
     extraction_messages,
+    parse_card_proposals,
     parse_extraction,
 )
 from memory.models import AIMemory
@@ -132,7 +136,11 @@ def facts_extract(*, memory_id: int) -> tuple[Outcome, list[AIMemory]]:
             logger.info("extraction: memory %s: item %d dropped: %s", memory_id, index, refused)
         else:
             vetted.append(Vetted(index, fact, confirmed=bool(agreeing)))
-    return Outcome.STORED, _store(memory, vetted, model=answer.model or profile.model)
+    linked: dict[int, int] = {}
+    with transaction.atomic():
+        stored = _store(memory, vetted, model=answer.model or profile.model, linked=linked)
+        card_proposals_store(memory, answer.content, linked=linked)
+    return Outcome.STORED, stored
 
 
 @dataclass(frozen=True)
@@ -177,7 +185,9 @@ def _vet(fact: ExtractedFact, *, shown: dict[int, PromptMemory], new_id: int, la
     return "", agreeing
 
 
-def _store(memory: AIMemory, vetted: list[Vetted], *, model: str) -> list[AIMemory]:
+def _store(memory: AIMemory, vetted: list[Vetted], *, model: str, linked: dict[int, int]) -> list[AIMemory]:
+    """Store the vetted items; `linked` gets, by each item's place in the answer, the fact that
+    holds it (the new one, or the one it confirms)."""
     stored: list[AIMemory] = []
     with transaction.atomic():
         active = {
@@ -194,6 +204,7 @@ def _store(memory: AIMemory, vetted: list[Vetted], *, model: str) -> list[AIMemo
             same = active.get((kind, " ".join(fact.content.lower().split())))
             if same is not None:
                 _confirm(same, source_id=memory.pk)
+                linked[fact.position] = same
                 continue
             created, was_new = memory_derived_store(
                 student_id=memory.student_id,
@@ -207,6 +218,7 @@ def _store(memory: AIMemory, vetted: list[Vetted], *, model: str) -> list[AIMemo
                 model=model,
                 confirmed=confirmed,
             )
+            linked[fact.position] = created.pk
             if not was_new:
                 continue
             stored.append(created)
@@ -220,6 +232,36 @@ def _store(memory: AIMemory, vetted: list[Vetted], *, model: str) -> list[AIMemo
                     model=model,
                 )
     return stored
+
+
+def card_proposals_store(memory: AIMemory, answer: str, *, linked: dict[int, int]) -> None:
+    """The student card's changes the answer proposes (memory.card.card_propose), each with the
+    fact it follows from (else `memory`). One that names a fact refused above, or is below
+    MEMORY_FACT_MIN_CONFIDENCE, or that the card cannot take, is dropped (logged)."""
+    proposals, dropped = parse_card_proposals(answer)
+    titles = dict(AIMemory.objects.filter(pk__in=[memory.pk, *linked.values()]).values_list("pk", "title"))
+    for reason in dropped:
+        logger.info("extraction: memory %s: %s dropped", memory.pk, reason)
+    for index, proposal in enumerate(proposals):
+        if proposal.fact is not None and proposal.fact not in linked:
+            logger.info("extraction: memory %s: card item %d names a fact not kept", memory.pk, index)
+            continue
+        if proposal.confidence < settings.MEMORY_FACT_MIN_CONFIDENCE:
+            logger.info("extraction: memory %s: card item %d below the confidence floor", memory.pk, index)
+            continue
+        source_id = linked.get(proposal.fact, memory.pk) if proposal.fact is not None else memory.pk
+        try:
+            card.card_propose(
+                student_id=memory.student_id,
+                field=proposal.field,
+                op=proposal.op,
+                value=proposal.value,
+                confidence=proposal.confidence,
+                memory_id=source_id,
+                reason=titles.get(source_id, ""),
+            )
+        except ValueError as exc:
+            logger.info("extraction: memory %s: card item %d dropped: %s", memory.pk, index, exc)
 
 
 def _confirm(memory_id: int, *, source_id: int) -> None:

@@ -387,3 +387,121 @@ class StudentStatistic(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student_id}: {self.n_docs} memories"
+
+
+# --- The student card (memory.card) ----------------------------------------------------------------------
+
+
+class StudentCard(models.Model):
+    """A short profile of one student that the tutor always sees, at the top of its prompt
+    (memory.card_block): goals, accommodations, interests, level and preferred register.
+
+    Written only through memory.card, which logs every change as a CardChange and keeps the
+    rendered card within MEMORY_CARD_MAX_TOKENS (`token_count`, counted at write time). The
+    list fields hold short one-line strings, without duplicates. `student_editable` names the
+    fields the student may edit themself (never `accommodations`), set by a teacher.
+    """
+
+    class Field(models.TextChoices):
+        GOALS = "goals", "Goals"
+        ACCOMMODATIONS = "accommodations", "Accommodations"
+        INTERESTS = "interests", "Interests"
+        LEVEL = "level", "Level"
+        REGISTER = "register", "Preferred register"
+
+    LIST_FIELDS = (Field.GOALS, Field.ACCOMMODATIONS, Field.INTERESTS)
+    TEXT_FIELDS = (Field.LEVEL, Field.REGISTER)
+    # What a teacher may let the student edit.
+    STUDENT_EDITABLE_CHOICES = (Field.GOALS, Field.INTERESTS, Field.LEVEL, Field.REGISTER)
+
+    student = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="card")
+    goals = models.JSONField(default=list, blank=True)
+    accommodations = models.JSONField(default=list, blank=True)
+    interests = models.JSONField(default=list, blank=True)
+    level = models.CharField(max_length=120, blank=True, default="")
+    register = models.CharField(max_length=120, blank=True, default="")
+    student_editable = models.JSONField(default=list, blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Card of {self.student_id}"
+
+
+class CardChange(models.Model):
+    """One change to a student's card: made by a teacher, the student or staff (applied at once),
+    or proposed by fact extraction (applied at high confidence, else pending; an accommodation
+    always pending until a teacher accepts it). Append-only: a pending change is decided once
+    (applied or rejected, by `decided_by` at `decided_at`), and no row is ever edited after.
+
+    `op` is `add` or `remove` for a list field (and `student_editable`), `set` for level and
+    register (`value` "" clears it). `memory` is the fact it was proposed from.
+    """
+
+    class Op(models.TextChoices):
+        ADD = "add", "Add"
+        REMOVE = "remove", "Remove"
+        SET = "set", "Set"
+
+    class Status(models.TextChoices):
+        APPLIED = "applied", "Applied"
+        PENDING = "pending", "Pending"
+        REJECTED = "rejected", "Rejected"
+
+    class Source(models.TextChoices):
+        TEACHER = "teacher", "Teacher"
+        STUDENT = "student", "Student"
+        EXTRACTION = "extraction", "Extracted from a fact"
+        STAFF = "staff", "Staff"
+
+    FIELD_CHOICES = [*StudentCard.Field.choices, ("student_editable", "Editable by the student")]
+
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    field = models.CharField(max_length=24, choices=FIELD_CHOICES)
+    op = models.CharField(max_length=8, choices=Op.choices)
+    value = models.CharField(max_length=120, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    confidence = models.FloatField(null=True, blank=True)
+    memory = models.ForeignKey(AIMemory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["student", "-created_at", "-id"], name="card_change_student_recent"),
+            models.Index(fields=["student", "status"], name="card_change_student_status"),
+        ]
+        constraints = [
+            # The same proposal waits once: a redelivered extraction adds no second row.
+            models.UniqueConstraint(
+                fields=["student", "field", "op", "value"],
+                condition=Q(status="pending"),
+                name="card_change_one_pending_per_value",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="pending", decided_at__isnull=True)
+                | (~Q(status="pending") & Q(decided_at__isnull=False)),
+                name="card_change_decided_unless_pending",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | (Q(confidence__gte=0) & Q(confidence__lte=1)),
+                name="card_change_confidence_between_0_and_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(op="set", field__in=["level", "register"])
+                | (Q(op__in=["add", "remove"]) & ~Q(field__in=["level", "register"])),
+                name="card_change_op_fits_field",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.op} {self.value!r} ({self.status})"

@@ -28,9 +28,10 @@ from accounts.models import User
 from accounts.selectors import student_get_visible
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from core.errors import NotFound
-from learning.models import Answer, Question, Quiz, SkillMastery, Task, TaskStatus
+from insights.models import AskLog, AskMemory
+from learning.models import Answer, Question, Quiz, ReviewCard, SkillMastery, Task, TaskStatus
 from learning.serializers import QuizOutput
-from memory.models import AIMemory, SupersessionReview
+from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from privacy import serializers as out
 from privacy.models import EXPORT_PERMISSION
 from safety.models import Flag
@@ -138,6 +139,8 @@ def _learning(student: User, viewer: Any) -> Iterator[str]:
     yield from _array(_rows(quizzes), QuizOutput, {"viewer": viewer})
     yield '],"skills":['
     yield from _array(_rows(SkillMastery.objects.filter(student=student).order_by("skill_key")), out.ExportSkill, {})
+    yield '],"reviews":['
+    yield from _array(_rows(ReviewCard.objects.filter(student=student).order_by("skill_key")), out.ExportReviewCard, {})
     statuses = {row.task_id: row for row in TaskStatus.objects.filter(student=student)}
     tasks = (
         Task.objects.filter(Q(student=student) | Q(classroom__enrollments__student=student) | Q(pk__in=list(statuses)))
@@ -157,6 +160,17 @@ def _flags(student: User) -> QuerySet[Flag]:
     )
 
 
+def _asks(student: User, include_teacher_only: bool) -> QuerySet[AskLog]:
+    """The questions asked about the student, with the memories each one's prompt showed: all of
+    them in a teacher's or staff's export, the student's own questions in theirs (a teacher's
+    answer may cite a teacher-only note)."""
+    asks = AskLog.objects.filter(student=student)
+    if not include_teacher_only:
+        asks = asks.filter(asker=student)
+    accesses = Prefetch("memory_accesses", queryset=AskMemory.objects.order_by("rank"))
+    return asks.prefetch_related(accesses).order_by("created_at", "id")
+
+
 def student_export(*, student: User, viewer: Any, include_teacher_only: bool) -> Iterator[bytes]:
     """The `tutor-export/1` document of `student`, in UTF-8 pieces (see the module docstring).
 
@@ -166,6 +180,7 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
     memories = AIMemory.objects.filter(student=student)
     reviews = SupersessionReview.objects.filter(student=student)
     accesses = ReplyMemory.objects.filter(message__conversation__student=student)
+    card_changes = CardChange.objects.filter(student=student)
     hidden: set[int] = set()
     if not include_teacher_only:
         hidden = set(memories.filter(visibility=AIMemory.Visibility.TEACHER_ONLY).values_list("pk", flat=True))
@@ -174,6 +189,8 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
             newer__visibility=AIMemory.Visibility.TEACHER_ONLY
         )
         accesses = accesses.exclude(memory__visibility=AIMemory.Visibility.TEACHER_ONLY)
+        # As the card's API shows the student: the changes applied, not the teachers' proposals.
+        card_changes = card_changes.filter(status=CardChange.Status.APPLIED)
 
     def pieces() -> Iterator[str]:
         exported_at = serializers.DateTimeField().to_representation(timezone.now())
@@ -188,6 +205,9 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
         )
         yield '],"supersession_reviews":['
         yield from _array(_rows(reviews.order_by("created_at", "id")), out.ExportSupersessionReview, {})
+        card = StudentCard.objects.filter(student=student).first() or StudentCard(student=student)
+        yield '],"card":' + _dumps(out.ExportCard(card).data) + ',"card_changes":['
+        yield from _array(_rows(card_changes.order_by("created_at", "id")), out.ExportCardChange, {"hidden": hidden})
         yield '],"learning":'
         yield from _learning(student, viewer)
         yield ',"reply_memories":['
@@ -196,6 +216,8 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
             # Students never see a flag: their own export has no `safety_flags` at all.
             yield '],"safety_flags":['
             yield from _array(_rows(_flags(student)), out.ExportFlag, {})
+        yield '],"asks":['
+        yield from _array(_rows(_asks(student, include_teacher_only)), out.ExportAsk, {})
         yield "]}"
 
     for piece in pieces():

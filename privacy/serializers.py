@@ -14,9 +14,11 @@ from rest_framework import serializers
 
 from accounts.models import User
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
-from learning.models import SkillMastery, Task
+from insights.models import AskLog
+from insights.serializers import AskAnswerOutput
+from learning.models import ReviewCard, SkillMastery, Task
 from learning.serializers import QuizOutput
-from memory.models import AIMemory, SupersessionReview
+from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from privacy.models import Erasure
 from safety.models import Flag
 from safety.serializers import SAFETY_FLAG_FIELDS, DeliveryOutput, FlagActionOutput
@@ -224,6 +226,62 @@ class ExportSupersessionReview(serializers.ModelSerializer[SupersessionReview]):
         read_only_fields = fields
 
 
+class ExportCard(serializers.ModelSerializer[StudentCard]):
+    """The student card (docs/card.md) as the tutor's prompt shows it; empty, `updated_at`
+    null, if none was written."""
+
+    updated_at = serializers.DateTimeField(allow_null=True, read_only=True)
+    goals = serializers.ListField(child=serializers.CharField(), read_only=True)
+    accommodations = serializers.ListField(child=serializers.CharField(), read_only=True)
+    interests = serializers.ListField(child=serializers.CharField(), read_only=True)
+    student_editable = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+    class Meta:
+        model = StudentCard
+        fields = [
+            "goals",
+            "accommodations",
+            "interests",
+            "level",
+            "register",
+            "student_editable",
+            "token_count",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ExportCardChange(serializers.ModelSerializer[CardChange]):
+    """One change of the card's log. `memory` is the fact that proposed it (null in the
+    student's own export if it is a teacher-only note since)."""
+
+    memory = serializers.SerializerMethodField()
+
+    class Meta:
+        model = CardChange
+        fields = [
+            "id",
+            "field",
+            "op",
+            "value",
+            "status",
+            "source",
+            "actor",
+            "confidence",
+            "memory",
+            "reason",
+            "created_at",
+            "decided_by",
+            "decided_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_memory(self, change: CardChange) -> int | None:
+        pk = change.memory_id
+        return None if pk is None or pk in self.context.get("hidden", set()) else pk
+
+
 class ExportSkill(serializers.ModelSerializer[SkillMastery]):
     history = serializers.ListField(child=serializers.FloatField(), read_only=True)
 
@@ -242,6 +300,32 @@ class ExportSkill(serializers.ModelSerializer[SkillMastery]):
             "latest_quiz",
             "latest_correct",
             "latest_total",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ExportReviewCard(serializers.ModelSerializer[ReviewCard]):
+    """A skill's review schedule (FSRS's card, learning.reviews): `skill` is its mastery row's id."""
+
+    skill: serializers.PrimaryKeyRelatedField[SkillMastery] = serializers.PrimaryKeyRelatedField(
+        source="mastery", read_only=True
+    )
+
+    class Meta:
+        model = ReviewCard
+        fields = [
+            "id",
+            "skill",
+            "skill_key",
+            "state",
+            "step",
+            "stability",
+            "difficulty",
+            "due",
+            "last_review",
+            "reviews",
+            "last_quiz",
             "updated_at",
         ]
         read_only_fields = fields
@@ -275,6 +359,7 @@ class ExportTask(serializers.ModelSerializer[Task]):
 class ExportLearning(serializers.Serializer[None]):
     quizzes = QuizOutput(many=True, read_only=True, help_text="With questions and answers (QuizOutput).")
     skills = ExportSkill(many=True, read_only=True)
+    reviews = ExportReviewCard(many=True, read_only=True, help_text="The review schedule per skill.")
     tasks = ExportTask(many=True, read_only=True)
 
 
@@ -318,6 +403,22 @@ class ExportFlag(serializers.ModelSerializer[Flag]):
         read_only_fields = fields
 
 
+class ExportAsk(AskAnswerOutput):
+    """A question asked about the student and its checked answer (insights), with who asked and
+    the memories its prompt showed, in prompt order (its access log)."""
+
+    memories = serializers.SerializerMethodField()
+
+    class Meta(AskAnswerOutput.Meta):
+        model = AskLog
+        fields = [*AskAnswerOutput.Meta.fields, "asker", "model", "memories"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_memories(self, log: AskLog) -> list[int]:
+        return [access.memory_id for access in log.memory_accesses.all()]
+
+
 class ExportDocument(serializers.Serializer[None]):
     """The whole export (docs/privacy.md), streamed as one JSON document."""
 
@@ -327,6 +428,12 @@ class ExportDocument(serializers.Serializer[None]):
     conversations = ExportConversation(many=True, help_text="Oldest first.")
     memories = ExportMemory(many=True, help_text="All statuses, oldest first.")
     supersession_reviews = ExportSupersessionReview(many=True)
+    card = ExportCard(help_text="The student card (empty if none was written).")
+    card_changes = ExportCardChange(
+        many=True,
+        help_text="The card's log, oldest first: every change and proposal; in the student's own export, "
+        "the changes applied.",
+    )
     learning = ExportLearning()
     reply_memories = ExportReplyMemory(many=True, help_text="The access log of the student's conversations.")
     safety_flags = ExportFlag(
@@ -334,6 +441,11 @@ class ExportDocument(serializers.Serializer[None]):
         required=False,
         help_text="The safety flags about the student, oldest first: only in an export by staff or the "
         "student's teacher, never in the student's own.",
+    )
+    asks = ExportAsk(
+        many=True,
+        help_text="The questions asked about the student and their answers, oldest first: all of them in an "
+        "export by staff or the student's teacher, the student's own questions in theirs.",
     )
 
 

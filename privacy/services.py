@@ -29,11 +29,14 @@ from accounts.models import Enrollment, User
 from conversations.files import file_storage
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from core.errors import Forbidden, NotFound
-from learning.models import Quiz, SkillMastery, Task, TaskStatus
+from insights.models import AskLog
+from learning.models import Quiz, ReviewCard, SkillMastery, Task, TaskStatus
 from llm.models import LLMUsage
 from memory.models import (
     AIMemory,
+    CardChange,
     ConsolidationDecision,
+    StudentCard,
     StudentMemoryRevision,
     StudentStatistic,
     SupersessionReview,
@@ -160,6 +163,11 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
             Q(student=student) | Q(conversation_id__in=conversations.values("pk"))
         ).update(student=None, conversation_id=None)
 
+        # Questions about the student, by them, or whose prompt showed their evidence (a class's),
+        # with their access log (AskMemory cascades), before the memories it names.
+        asked = AskLog.objects.filter(Q(student=student) | Q(asker=student) | Q(subjects=student))
+        tally.delete(AskLog.objects.filter(pk__in=list(asked.values_list("pk", flat=True))))
+
         # The access log and the memory lifecycle's own rows, before the memories they name.
         tally.delete(ReplyMemory.objects.filter(Q(message__conversation__student=student) | Q(memory__student=student)))
         tally.delete(
@@ -168,6 +176,9 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
             )
         )
         tally.delete(ConsolidationDecision.objects.filter(student=student))
+        # The student card and its log (which names the facts that proposed changes).
+        tally.delete(CardChange.objects.filter(student=student))
+        tally.delete(StudentCard.objects.filter(student=student))
 
         # Memories of every status, with their vectors, links and PostgreSQL index rows
         # (cascades). Their SQLite full-text entries are outside the ORM: deleted here by id,
@@ -186,7 +197,8 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
         tally.delete(StudentStatistic.objects.filter(student=student))
         tally.delete(StudentMemoryRevision.objects.filter(student=student))
 
-        # Learning: quizzes (questions, attempts, answers cascade), mastery, tasks set to them alone.
+        # Learning: quizzes (questions, attempts, answers cascade), review cards, mastery, tasks set to them alone.
+        tally.delete(ReviewCard.objects.filter(student=student))
         tally.delete(SkillMastery.objects.filter(student=student))
         tally.delete(quizzes)
         tally.delete(TaskStatus.objects.filter(student=student))

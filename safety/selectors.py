@@ -13,7 +13,7 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, User
-from accounts.selectors import student_get_visible, students_visible_to
+from accounts.selectors import is_staff_account, student_get_visible, students_visible_to
 from conversations.models import Message
 from core.errors import Forbidden, NotFound
 from safety.models import Flag
@@ -23,20 +23,10 @@ from safety.types import RANK
 SURROUNDING_MESSAGES = 3
 
 
-def sees_all_flags(user: Any) -> bool:
-    """Whether `user` is an active staff account (role staff with is_staff): every flag, any class."""
-    return bool(
-        getattr(user, "is_authenticated", False)
-        and user.is_active
-        and user.is_staff
-        and getattr(user, "role", None) == User.Role.STAFF
-    )
-
-
 def flags_visible_to(user: Any) -> QuerySet[Flag]:
     """The flags `user` may read and act on: all for staff, their students' for a teacher, none
     for a student or anyone else (fails closed)."""
-    if sees_all_flags(user):
+    if is_staff_account(user):
         return Flag.objects.all()
     if getattr(user, "is_authenticated", False) and getattr(user, "role", None) == User.Role.TEACHER:
         return Flag.objects.filter(student__in=students_visible_to(user).values("pk"))
@@ -86,7 +76,7 @@ def flag_list(
     if severity:
         qs = qs.filter(severity=severity)
     if student_id is not None:
-        if sees_all_flags(user):
+        if is_staff_account(user):
             if not User.objects.filter(pk=student_id, role=User.Role.STUDENT).exists():
                 raise NotFound(_("Student not found."))
             qs = qs.filter(student_id=student_id)
@@ -94,7 +84,7 @@ def flag_list(
             qs = qs.filter(student=student_get_visible(user=user, student_id=student_id))
     if classroom_id is not None:
         classrooms = Classroom.objects.filter(pk=classroom_id)
-        if not sees_all_flags(user):
+        if not is_staff_account(user):
             classrooms = classrooms.filter(teacher=user) if getattr(user, "pk", None) else classrooms.none()
         qs = qs.filter(student__enrollments__classroom__in=classrooms.values("pk")).distinct()
     qs = qs.select_related("student")

@@ -63,7 +63,9 @@ default's scores with these instead, flagged from 0.5, or as {"categories": {...
 
 The kinds of chat completion (`classify`): "summary", "compression", "summary_part",
 "grading", "extraction", "merge", "safety" (the safety classifier, safety.backends: by default
-the keyword scorer's verdict on the student's text as JSON, `default_safety`) and "chat".
+the keyword scorer's verdict on the student's text as JSON, `default_safety`), "ask" (a question
+about a student or a class, insights: by default `default_ask`, citing the evidence shown, and
+`ask_forged_ref` if set) and "chat".
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import html
 import json
 import random
 import re
@@ -88,6 +91,7 @@ GRADING_MARKER = "You grade a student's short answer"
 EXTRACTION_MARKER = "You extract what lasts"
 MERGE_MARKER = "You merge near-duplicate memories"
 SAFETY_MARKER = "You screen texts for a tutoring service used by children."
+ASK_MARKER = "You answer a question about what a tutoring service knows of its students."
 DEFAULT_GRADING = {"correct": True, "feedback": "Yes, that is the expected answer."}
 
 DEFAULT_SUMMARY = {
@@ -126,7 +130,48 @@ def classify(body: dict[str, Any]) -> str:
         return "merge"
     if isinstance(first, str) and first.startswith(SAFETY_MARKER):
         return "safety"
+    if isinstance(first, str) and first.startswith(ASK_MARKER):
+        return "ask"
     return "chat"
+
+
+# --- Questions about a student or a class (insights) -----------------------------------------
+
+_ASK_BLOCK = re.compile(r'<student_memories student="([^"]*)">(.*?)</student_memories>', re.DOTALL)
+_ASK_ITEM = re.compile(r'<memory ref="([^"]+)" kind="([a-z]+)"[^>]*>(.*?)</memory>', re.DOTALL)
+ASK_INSUFFICIENT = {
+    "en": "The evidence does not answer this question.",
+    "fr": "Les éléments disponibles ne répondent pas à cette question.",
+}
+
+
+def default_ask(body: dict[str, Any], forged: str | None = None) -> str:
+    """The answer a careful model gives to a question (insights.prompts): in the language the
+    instructions ask for ("Write in French"), one sentence per cited item, the items sharing the
+    most words with the question first (up to 3 for a student, 2 per student of a class, named),
+    each citing its ref; "the evidence does not answer" without evidence. `forged` (a ref the
+    prompt never showed, e.g. "m999999") is cited in one more sentence."""
+    messages = body.get("messages") or [{}]
+    system = str(messages[0].get("content") or "")
+    question = str(messages[-1].get("content") or "")
+    french = "Write in French" in system
+    asked = set(re.findall(r"\w+", question.lower()))
+    blocks = _ASK_BLOCK.findall(system)
+    per_student = 2 if len(blocks) > 1 or "name each student" in system else 3
+    sentences = []
+    for username, inner in blocks:
+        items = _ASK_ITEM.findall(inner)
+        items.sort(key=lambda item: -len(asked & set(re.findall(r"\w+", item[2].lower()))))
+        for ref, _kind, text in items[:per_student]:
+            title = html.unescape(text.strip().split("\n", 1)[0]).rstrip(".")
+            who = f"{username}: " if per_student == 2 else ""
+            said = f"D'après les éléments, {title}" if french else f"The evidence says: {title}"
+            sentences.append(f"{who}{said} [{ref}].")
+    if not sentences:
+        sentences.append(ASK_INSUFFICIENT["fr" if french else "en"])
+    if forged:
+        sentences.append(f"C'est aussi noté ici [{forged}]." if french else f"It is also noted here [{forged}].")
+    return " ".join(sentences)
 
 
 # --- Moderation and the safety classifier ----------------------------------------------------
@@ -263,12 +308,13 @@ def default_extraction(body: dict[str, Any]) -> dict[str, Any]:
     """The extraction a careful model gives, by a rule the tests can write to: each sentence
     "Fact: <title> | <content>." (or "Approach: ...") of the new memory is a fact (or an
     approach) at confidence 0.9 citing it; one whose title equals a known memory's updates that
-    memory, at 0.9, or at 0.5 if the sentence ends "(unsure)"."""
+    memory, at 0.9, or at 0.5 if the sentence ends "(unsure)". The student card's changes
+    (`default_card_changes`) follow."""
     text = body["messages"][-1]["content"]
     shown = [(tag, int(pk), body_text) for tag, pk, body_text in _SHOWN.findall(text)]
     new = next(((pk, t) for tag, pk, t in shown if tag == "new_memory"), None)
     if new is None:
-        return {"facts": []}
+        return {"facts": [], "card": []}
     known = {t.split("\n", 1)[0].strip().lower(): pk for tag, pk, t in shown if tag == "memory"}
     facts = []
     for kind, title, content, unsure in _FACT.findall(new[1]):
@@ -286,7 +332,29 @@ def default_extraction(body: dict[str, Any]) -> dict[str, Any]:
                 "update_reason": "The newer memory says otherwise." if updates else "",
             }
         )
-    return {"facts": facts}
+    return {"facts": facts, "card": default_card_changes(new[1], facts)}
+
+
+def default_card_changes(text: str, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The card changes a careful model proposes from the new memory's `text`: an accommodation
+    for dyslexia when it says "dyslexi..." (English or French, at 0.9: it still waits for a
+    teacher), the interest "football" when it says football (at 0.95: applied). Each names the
+    first fact that says it, or none."""
+
+    def fact_saying(word: str) -> int | None:
+        return next((i for i, f in enumerate(facts) if word in f"{f['title']} {f['content']}".lower()), None)
+
+    lowered = text.lower()
+    changes = []
+    if "dyslexi" in lowered:
+        value = "Dyslexie" if re.search(r"dyslexi(que|e)", lowered) else "Dyslexia"
+        changes.append(
+            {"field": "accommodations", "op": "add", "value": value, "confidence": 0.9, "fact": fact_saying("dyslexi")}
+        )
+    if "football" in lowered:
+        football = fact_saying("football")
+        changes.append({"field": "interests", "op": "add", "value": "football", "confidence": 0.95, "fact": football})
+    return changes
 
 
 # What SmolLM2-135M answered to the extraction prompt: its placeholders, nearly word for word.
@@ -356,6 +424,8 @@ class ScriptedLLM:
         self.format_refusal_status = 400
         self.summary_title_words: int | None = None
         self.extraction_echo = False
+        # A ref the default answer to a question cites though the prompt never showed it.
+        self.ask_forged_ref: str | None = None
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -391,6 +461,7 @@ class ScriptedLLM:
             self.format_refusal_status = 400
             self.summary_title_words = None
             self.extraction_echo = False
+            self.ask_forged_ref = None
 
     def script(self, kind: str, *steps: dict[str, Any]) -> None:
         with self.lock:
@@ -420,12 +491,17 @@ class ScriptedLLM:
             if self.extraction_echo:
                 new = _SHOWN.findall(str((body or {"messages": [{}]})["messages"][-1].get("content") or ""))
                 cited = [int(pk) for tag, pk, _ in new if tag == "new_memory"]
-                extracted = {"facts": [{**ECHOED_PLACEHOLDERS, "evidence": cited}, *extracted["facts"]]}
+                extracted = {
+                    "facts": [{**ECHOED_PLACEHOLDERS, "evidence": cited}, *extracted["facts"]],
+                    "card": [{**c, "fact": None if c["fact"] is None else c["fact"] + 1} for c in extracted["card"]],
+                }
             return {"content": json.dumps(extracted)}
         if kind == "merge":
             return {"content": json.dumps(default_merge(body or {"messages": [{"content": ""}]}))}
         if kind == "safety":
             return {"content": json.dumps(default_safety(body or {}))}
+        if kind == "ask":
+            return {"content": default_ask(body or {}, self.ask_forged_ref)}
         return {"content": "Let's work through it step by step."}
 
     def context_refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:

@@ -7,9 +7,12 @@ from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
 from core.api import IdConverter
 from core.errors import unknown_api_url, unknown_url
+from insights import apis as insights
 from learning import apis as learning
+from learning import review_apis as learning_reviews
 from llm import apis as llm
 from memory import apis as memory
+from memory import card_apis as card
 from memory.language import user_language_change
 from privacy import apis as privacy
 from web import views as web_views
@@ -28,6 +31,7 @@ api_urls: list[URLPattern | URLResolver] = [
     path("me/", accounts.MeApi.as_view(language_change=user_language_change), name="me"),
     path("students/", accounts.StudentListApi.as_view(), name="student-list"),
     path("students/<id:student_id>/", accounts.StudentDetailApi.as_view(), name="student-detail"),
+    path("classrooms/", accounts.ClassroomListApi.as_view(), name="classroom-list"),
     path("conversations/", conversations.ConversationListCreateApi.as_view(), name="conversation-list"),
     path(
         "conversations/<id:conversation_id>/",
@@ -62,12 +66,25 @@ api_urls: list[URLPattern | URLResolver] = [
         memory.SupersessionReviewDismissApi.as_view(),
         name="memory-review-dismiss",
     ),
+    path("students/<id:student_id>/card/", card.StudentCardApi.as_view(), name="student-card"),
+    path("students/<id:student_id>/card/changes/", card.CardChangeListApi.as_view(), name="student-card-changes"),
+    path("card-changes/<id:change_id>/accept/", card.CardChangeAcceptApi.as_view(), name="card-change-accept"),
+    path("card-changes/<id:change_id>/reject/", card.CardChangeRejectApi.as_view(), name="card-change-reject"),
     path("usage/", llm.UsageApi.as_view(), name="usage"),
     path("quizzes/", learning.QuizListApi.as_view(), name="quiz-list"),
     path("quizzes/<id:quiz_id>/", learning.QuizDetailApi.as_view(), name="quiz-detail"),
     path("quizzes/<id:quiz_id>/answers/", learning.QuizAnswersApi.as_view(), name="quiz-answers"),
     path("students/<id:student_id>/skills/", learning.StudentSkillsApi.as_view(), name="student-skills"),
     path("classrooms/<id:classroom_id>/skills/", learning.ClassroomSkillsApi.as_view(), name="classroom-skills"),
+    path("students/<id:student_id>/reviews/", learning_reviews.StudentReviewsApi.as_view(), name="student-reviews"),
+    path(
+        "classrooms/<id:classroom_id>/reviews/",
+        learning_reviews.ClassroomReviewsApi.as_view(),
+        name="classroom-reviews",
+    ),
+    path("students/<id:student_id>/ask/", insights.student_ask, name="student-ask"),
+    path("students/<id:student_id>/asks/", insights.StudentAsksApi.as_view(), name="student-asks"),
+    path("classrooms/<id:classroom_id>/ask/", insights.classroom_ask, name="classroom-ask"),
     path("tasks/", learning.TaskListCreateApi.as_view(), name="task-list"),
     path("tasks/<id:task_id>/status/", learning.TaskStatusApi.as_view(), name="task-status"),
     path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),

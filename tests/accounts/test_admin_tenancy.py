@@ -28,7 +28,7 @@ from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, User
 from conversations.models import Conversation, Message
 from conversations.services import conversation_create
 from llm.models import LLMUsage
-from memory.models import AIMemory
+from memory.models import AIMemory, StudentCard
 from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
 from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
@@ -69,6 +69,7 @@ def _rows_of(student: User, teacher: User) -> dict[str, Any]:
     )
     FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED)
     Token.objects.get_or_create(user=student)
+    card = StudentCard.objects.create(student=student, interests=[f"card-{name}"])
     return {
         "user": student,
         "token": student,  # the token admin names a token by its user's id
@@ -78,6 +79,7 @@ def _rows_of(student: User, teacher: User) -> dict[str, Any]:
         "teacher_note": note,
         "usage": usage,
         "flag": flag,
+        "card": card,
     }
 
 
@@ -147,6 +149,8 @@ ADMIN_MATRIX = [
     # The API's rule for teacher-only notes: the class's teacher only, not the student.
     ("memory/aimemory", "teacher_note", "secret-alice", {"teacher_a"}),
     ("llm/llmusage", "usage", "model-alice", {"teacher_a", "alice"}),
+    # The student card: the student's and their teachers', as through the API.
+    ("memory/studentcard", "card", "alice", {"teacher_a", "alice"}),
     # Erasures name no student and are staff's alone.
     ("privacy/erasure", "erasure", "{reference}", set()),
     # A flag is its student's teachers' (never the student's: students never see flags); the
@@ -187,6 +191,7 @@ def state() -> tuple[Any, ...]:
         list(Message.objects.order_by("pk").values_list("pk", "content")),
         list(AIMemory.objects.order_by("pk").values_list("pk", "title", "status", "archived_reason")),
         list(LLMUsage.objects.order_by("pk").values_list("pk", "student_id", "model")),
+        list(StudentCard.objects.order_by("pk").values_list("pk", "student_id", "interests")),
         list(Erasure.objects.order_by("pk").values_list("pk", "reference")),
         list(Flag.objects.order_by("pk").values_list("pk", "status", "excerpt", "student_id")),
         list(FlagAction.objects.order_by("pk").values_list("pk", "kind", "note")),

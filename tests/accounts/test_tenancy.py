@@ -8,9 +8,11 @@ from __future__ import annotations
 import pytest
 
 from conversations.models import Conversation, ConversationFile, Message
+from insights.models import AskLog
 from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from learning.services import quiz_create_from_tool
-from memory.models import AIMemory, SupersessionReview
+from memory.card import card_propose
+from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.services.notes import teacher_note_create
 from safety.models import Flag, FlagAction
 from tests.learning.conftest import QUIZ_ARGS
@@ -44,7 +46,13 @@ def alice_data(school, clients, llm):
         severity="concern",
         excerpt="hi",
     )
+    StudentCard.objects.create(student=school["alice"], interests=["chess"], student_editable=["interests"])
+    alice_id = school["alice"].pk
+    change = card_propose(
+        student_id=alice_id, field="accommodations", op="add", value="Dyslexia", confidence=0.9, memory_id=None
+    )
     return {
+        "change": change.pk,
         "flag": flag.pk,
         "newer": newer.pk,
         "review": review.pk,
@@ -94,6 +102,13 @@ DETAIL_ENDPOINTS = [
     ("get", "/api/v1/students/{student}/skills/", None),
     # bob is in alice's class, but the class's figures are its teacher's.
     ("get", "/api/v1/classrooms/{classroom}/skills/", None),
+    # reviews: the student's own and their teachers'; a class's are its teachers' (a student: 403).
+    ("get", "/api/v1/students/{student}/reviews/", None),
+    ("get", "/api/v1/classrooms/{classroom}/reviews/", None),
+    # questions about a student (their teachers, staff, themself) and a class (its teachers, staff)
+    ("post", "/api/v1/students/{student}/ask/", {"question": "What does she struggle with?"}),
+    ("get", "/api/v1/students/{student}/asks/", None),
+    ("post", "/api/v1/classrooms/{classroom}/ask/", {"question": "Who struggles with fractions?"}),
     ("post", "/api/v1/tasks/", {"student": "{student}", "title": "A task from another teacher"}),
     ("post", "/api/v1/tasks/{task}/status/", {"status": "done"}),
     # the memory lifecycle: the chain, a teacher's supersession, the review queue, the access log
@@ -103,6 +118,12 @@ DETAIL_ENDPOINTS = [
     ("post", "/api/v1/memory-reviews/{review}/apply/", None),
     ("post", "/api/v1/memory-reviews/{review}/dismiss/", None),
     ("get", "/api/v1/conversations/{conversation}/messages/{message}/memories/", None),
+    # the student card: the student's own and their teachers'; proposals are decided by teachers
+    ("get", "/api/v1/students/{student}/card/", None),
+    ("patch", "/api/v1/students/{student}/card/", {"interests": ["Rewritten by someone else"]}),
+    ("get", "/api/v1/students/{student}/card/changes/", None),
+    ("post", "/api/v1/card-changes/{change}/accept/", None),
+    ("post", "/api/v1/card-changes/{change}/reject/", None),
     # privacy: the export is the class's teacher's, staff's and the student's own; erasure is
     # staff's alone (404 to anyone else, the class's teacher included: tests/privacy).
     ("get", "/api/v1/students/{student}/export/", None),
@@ -121,8 +142,8 @@ DETAIL_ENDPOINTS = [
 def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, method, url, body):
     """Another student (same class or not) and a teacher of another class get 404, and nothing changes.
 
-    The exceptions: a student calling the teacher-note or task endpoints, or listing safety
-    flags, is refused with 403 up front.
+    The exceptions: a student calling the teacher-note or task endpoints, listing safety flags,
+    or reading a class's reviews, is refused with 403 up front.
     """
     target = url.format(**alice_data)
     payload = None
@@ -142,6 +163,9 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
             list(SupersessionReview.objects.values_list("pk", "status")),
             list(Flag.objects.values_list("pk", "status", "outcome", "escalate_at")),
             FlagAction.objects.count(),
+            list(StudentCard.objects.values_list("pk", "interests", "accommodations", "updated_at")),
+            list(CardChange.objects.values_list("pk", "status")),
+            AskLog.objects.count(),
         )
 
     before = state(), learning_state()
@@ -151,6 +175,9 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
         assert resp.status_code == 403, resp.content
     elif intruder in ("bob", "carol") and url.startswith("/api/v1/safety/flags/?"):
         # Students never see flags: the list is refused before any filter is read.
+        assert resp.status_code == 403, resp.content
+    elif intruder in ("bob", "carol") and url == "/api/v1/classrooms/{classroom}/reviews/":
+        # A class's reviews are never a student's: refused before the class is looked up.
         assert resp.status_code == 403, resp.content
     else:
         assert resp.status_code == 404, resp.content
@@ -166,6 +193,7 @@ OWN_ENDPOINTS = {
     "/api/v1/auth/logout/",
     "/api/v1/me/",
     "/api/v1/students/",
+    "/api/v1/classrooms/",
     "/api/v1/conversations/",
     "/api/v1/memories/",
     "/api/v1/memory-reviews/",
@@ -184,6 +212,7 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{task_id}", "{task}").replace("{classroom_id}", "{classroom}")
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
             template = template.replace("{flag_id}", "{flag}")
+            template = template.replace("{change_id}", "{change}")
             assert template in covered, f"{path} is not in the tenancy matrix"
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"

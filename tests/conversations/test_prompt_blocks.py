@@ -43,14 +43,21 @@ def turn(available: int) -> PromptTurn:
 
 def test_the_apps_register_their_blocks_in_prompt_order():
     names = [block.name for block in prompt_blocks.registered()]
-    assert names == ["system", "memories", "learning_record", "images", "history"]
+    assert names == ["system", "student_card", "memories", "learning_record", "images", "history"]
 
 
 def test_each_block_gets_its_share_of_what_the_window_leaves(settings):
     settings.LEARNING_RECORD_TOKEN_BUDGET = 10_000
     blocks = {block.name: block for block in prompt_blocks.registered()}
     wanted = {name: block.need(turn(1_200)).wanted(1_200) for name, block in blocks.items()}
-    assert wanted == {"system": 0, "memories": 400, "learning_record": 300, "images": 300, "history": 0}
+    assert wanted == {
+        "system": 0,
+        "student_card": 300,
+        "memories": 400,
+        "learning_record": 300,
+        "images": 300,
+        "history": 0,
+    }
     settings.LEARNING_RECORD_TOKEN_BUDGET = 100
     assert blocks["learning_record"].need(turn(1_200)).wanted(1_200) == 100
     assert blocks["history"].need(turn(1_200)).remainder

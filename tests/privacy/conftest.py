@@ -19,6 +19,7 @@ from accounts.models import Enrollment, User
 from conversations import files
 from conversations.models import ContextCheckpoint, ConversationFile, Message, ReplyMemory
 from learning.models import Quiz
+from memory.card import card_propose, card_update
 from memory.models import AIMemory, ConsolidationDecision, SupersessionReview
 from memory.search import fts
 from memory.search.backend import search_backend
@@ -195,6 +196,11 @@ def build_rich_student(school: dict[str, Any], llm: Any) -> Rich:
     )
     ConsolidationDecision.objects.create(
         student=student, key=uuid.uuid4().hex, members=[note.pk, newer.pk], outcome="skipped", reason=f"{word} differs"
+    )
+    # The student card: a teacher's edit (applied), and a proposal from the note waiting for a teacher.
+    card_update(user=school["teacher_a"], student_id=student.pk, data={"interests": [f"{word} comics"]})
+    card_propose(
+        student_id=student.pk, field="accommodations", op="add", value=f"{word} time", confidence=0.9, memory_id=note.pk
     )
 
     resp = client_for(school["teacher_a"]).post(

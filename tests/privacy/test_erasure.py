@@ -162,6 +162,7 @@ def test_erasure_leaves_nothing_of_the_student(
         "memory.AIMemory",
         "memory.MemoryEmbedding",
         "learning.Quiz",
+        "learning.ReviewCard",
         "accounts.User",
         "safety.Flag",
         "safety.FlagAction",

@@ -24,8 +24,11 @@ TOP_KEYS = {
     "conversations",
     "memories",
     "supersession_reviews",
+    "card",
+    "card_changes",
     "learning",
     "reply_memories",
+    "asks",
 }
 MEMORY_KEYS = {
     "id",
@@ -106,11 +109,15 @@ def test_the_teacher_exports_the_whole_record(clients, school, rich):
     assert rich.word in memories[rich.older]["archived_reason"]
 
     assert [r["newer"] for r in doc["supersession_reviews"]] == [rich.newer]
+    assert doc["card"]["interests"] == [f"{rich.word} comics"] and doc["card"]["token_count"] > 0
+    changes = {c["status"]: c for c in doc["card_changes"]}
+    assert set(changes) == {"applied", "pending"} and changes["pending"]["memory"] == rich.note
     learning = doc["learning"]
-    assert set(learning) == {"quizzes", "skills", "tasks"}
+    assert set(learning) == {"quizzes", "skills", "reviews", "tasks"}
     [quiz] = learning["quizzes"]
     assert quiz["id"] == rich.quiz and len(quiz["answers"]) == 5
     assert learning["skills"][0]["attempts"] > 0
+    assert [r["skill"] for r in learning["reviews"]] == [learning["skills"][0]["id"]]
     assert learning["tasks"][0]["progress"]["status"] == "done"
     assert doc["reply_memories"] and {r["memory"] for r in doc["reply_memories"]} <= set(memories)
 
@@ -154,6 +161,8 @@ def test_the_student_exports_their_own_without_teacher_only_notes(rich):
     for m in doc["memories"]:
         assert rich.teacher_only not in [m["superseded_by"], *m["supersedes"], *m["evidence"], *m["links"]]
     assert all(r["memory"] != rich.teacher_only for r in doc["reply_memories"])
+    # The card as the student's API shows it: the changes applied, not the proposal waiting.
+    assert [c["status"] for c in doc["card_changes"]] == ["applied"]
 
 
 def test_a_student_does_not_see_expected_answers_of_an_open_quiz(clients, school, llm):
@@ -183,7 +192,8 @@ def test_an_empty_record_is_a_valid_document(clients, school):
     _resp, doc = exported(clients["bob"], school["bob"].pk)
     assert set(doc) == TOP_KEYS
     assert doc["conversations"] == doc["memories"] == doc["reply_memories"] == []
-    assert doc["learning"] == {"quizzes": [], "skills": [], "tasks": []}
+    assert doc["card"]["interests"] == [] and doc["card"]["updated_at"] is None and doc["card_changes"] == []
+    assert doc["learning"] == {"quizzes": [], "skills": [], "reviews": [], "tasks": []}
 
 
 def test_rows_are_written_by_chunks(clients, school, monkeypatch):

@@ -71,5 +71,10 @@ SPECTACULAR_SETTINGS = {
         "AnswerResultEnum": "learning.models.Answer.Result",
         "TaskProgressEnum": "learning.models.TaskStatus.Status",
         "TaskStatusSourceEnum": "learning.models.TaskStatus.Source",
+        "CardFieldEnum": "memory.models.CardChange.FIELD_CHOICES",
+        "CardEditableFieldEnum": "memory.models.StudentCard.STUDENT_EDITABLE_CHOICES",
+        "CardChangeOpEnum": "memory.models.CardChange.Op",
+        "CardChangeStatusEnum": "memory.models.CardChange.Status",
+        "CardChangeSourceEnum": "memory.models.CardChange.Source",
     },
 }

@@ -34,3 +34,15 @@ LEARNING_MASTERY = {
 GRADING_MAX_RETRIES = env_int("GRADING_MAX_RETRIES", 5)
 GRADING_RETRY_BACKOFF_SECONDS = env_float("GRADING_RETRY_BACKOFF_SECONDS", 30.0)
 GRADING_SWEEP_AFTER_MINUTES = env_int("GRADING_SWEEP_AFTER_MINUTES", 30)
+# Reviews scheduled from quiz results (learning.reviews, docs/learning.md#reviews): FSRS's own
+# model with its default weights, no fuzz (the same results always give the same dates). A tuning
+# constant, not a deployment choice. desired_retention: a skill is due when its probability of
+# recall falls to it; maximum_interval_days: the longest gap between two reviews (a school year).
+LEARNING_REVIEWS = {
+    "desired_retention": 0.9,
+    "maximum_interval_days": 365,
+}
+# GET /students/{id}/reviews/ lists every due review and this many upcoming ones; the learning
+# record of the prompt lists at most LEARNING_RECORD_MAX_REVIEWS due ones.
+LEARNING_REVIEWS_UPCOMING = 5
+LEARNING_RECORD_MAX_REVIEWS = 3

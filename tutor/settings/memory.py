@@ -28,6 +28,11 @@ MEMORY_CONSOLIDATION_SIMILARITY = env_float("MEMORY_CONSOLIDATION_SIMILARITY", 0
 MEMORY_CONSOLIDATION_INTERVAL_HOURS = env_float("MEMORY_CONSOLIDATION_INTERVAL_HOURS", 24.0)
 MEMORY_CONSOLIDATION_MAX_CLUSTER = env_int("MEMORY_CONSOLIDATION_MAX_CLUSTER", 20)
 
+# The student card (memory.card, docs/card.md): its limit in tokens as the prompt shows it, and
+# the confidence from which a change extraction proposes (an accommodation aside) is applied.
+MEMORY_CARD_MAX_TOKENS = 300
+MEMORY_CARD_AUTO_APPLY_CONFIDENCE = 0.9
+
 # --- Embeddings (memory.search.embeddings) ----------------------------------------------------------------
 # auto: the local model if requirements-embeddings.txt is installed, else none (lexical recall).
 EMBEDDINGS_BACKEND = env_choice("EMBEDDINGS_BACKEND", "auto", ("auto", "local", "openai", "none"))

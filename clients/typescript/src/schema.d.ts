@@ -88,6 +88,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/card-changes/{change_id}/accept/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description A teacher of the student accepts (applied to the card; 400 `card_too_long` if it would
+         *     not fit) or rejects a pending change. A decided change is a 409 `change_decided`; another
+         *     class's, or a student's request, a 404.
+         */
+        post: operations["card_changes_accept_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/card-changes/{change_id}/reject/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description A teacher of the student accepts (applied to the card; 400 `card_too_long` if it would
+         *     not fit) or rejects a pending change. A decided change is a 409 `change_decided`; another
+         *     class's, or a student's request, a 404.
+         */
+        post: operations["card_changes_reject_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/classrooms/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The classrooms a teacher teaches, by name (a student, or anyone else: none). */
+        get: operations["classrooms_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/classrooms/{classroom_id}/ask/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Ask about a class ("who still confuses perimeter and area?"): a shortlist of its
+         *     students from mastery and recall, then one answer naming the students with their
+         *     evidence. For the class's teacher and staff.
+         */
+        post: operations["classrooms_ask_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/classrooms/{classroom_id}/reviews/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Each student of the class with the skills due for review (the class's teachers, staff;
+         *     a student: 403).
+         */
+        get: operations["classrooms_reviews_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/classrooms/{classroom_id}/skills/": {
         parameters: {
             query?: never;
@@ -580,6 +680,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/students/{student_id}/ask/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Ask about a student in plain words: the answer, in the asker's language, cites its
+         *     evidence (memories of every tier, quizzes, mastery, tasks, files, the card); refs the
+         *     prompt never showed are dropped, claims without a ref are marked. For the student's
+         *     teachers and staff, and the student about themself (never from teacher-only notes).
+         */
+        post: operations["students_ask_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/students/{student_id}/asks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The questions asked about a student and their answers, newest first: all of them for
+         *     the student's teachers and staff, their own for the student.
+         */
+        get: operations["students_asks_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/students/{student_id}/card/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The student's card (an empty one if none was written), with the proposals waiting for
+         *     a teacher (teachers only). The student themself and their teachers; others 404.
+         */
+        get: operations["students_card_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description Edit the card: any of its fields, a list replacing the list. Teachers edit every field;
+         *     the student only those in `student_editable` (403 `card_field_not_editable`), never
+         *     accommodations. Each change is logged. A card past its token limit is a 400
+         *     `card_too_long` with the count and the limit.
+         */
+        patch: operations["students_card_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/students/{student_id}/card/changes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The card's change log, newest first: every change and proposal for the student's
+         *     teachers; the changes applied to their card for the student.
+         */
+        get: operations["students_card_changes_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/students/{student_id}/erase/": {
         parameters: {
             query?: never;
@@ -613,6 +801,26 @@ export interface paths {
          *     memories with their provenance and supersession chain, reviews, learning, access log.
          */
         get: operations["students_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/students/{student_id}/reviews/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The skills due for review, scheduled by FSRS from the quiz results, and the next ones
+         *     (the student themself, their teachers, staff).
+         */
+        get: operations["students_reviews_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -715,6 +923,180 @@ export interface components {
          * @enum {string}
          */
         AnswerResultEnum: "correct" | "incorrect" | "pending" | "ungraded";
+        /** @description The stored answer, its citations checked (last, on success). */
+        AskAnswerEvent: {
+            data: components["schemas"]["AskAnswerOutput"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "answer";
+        };
+        /**
+         * @description * `answer` - answer (ask)
+         * @enum {string}
+         */
+        AskAnswerEventEventEnum: "answer";
+        /** @description A question and its checked answer. */
+        AskAnswerOutput: {
+            readonly id: number;
+            readonly question: string;
+            readonly language: string;
+            /** @description The text, with refs in brackets ([m12] [quiz 4]); only refs shown. */
+            answer: string;
+            /** @description The answer's sentences, each with its refs. */
+            claims: components["schemas"]["ClaimOutput"][];
+            /** @description Each ref the answer cites, described from the evidence shown. */
+            citations: components["schemas"]["CitationOutput"][];
+            /** @description Refs the model wrote that the prompt never showed: removed. */
+            dropped: string[];
+            /** @description The evidence does not answer the question; the answer says so. */
+            insufficient: boolean;
+            /** @description A class's answer: the students it names; [] for a student. */
+            students: components["schemas"]["NamedStudentOutput"][];
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        AskDeltaData: {
+            text: string;
+        };
+        /** @description A piece of the answer as the model writes it (unchecked). */
+        AskDeltaEvent: {
+            data: components["schemas"]["AskDeltaData"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "delta";
+        };
+        /**
+         * @description * `delta` - delta (ask)
+         * @enum {string}
+         */
+        AskDeltaEventEventEnum: "delta";
+        /** @description The model failed; nothing but its metering was stored (last). */
+        AskErrorEvent: {
+            data: components["schemas"]["ErrorEnvelope"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "error";
+        };
+        /**
+         * @description * `error` - error (ask)
+         * @enum {string}
+         */
+        AskErrorEventEventEnum: "error";
+        AskEvent: components["schemas"]["AskDeltaEvent"] | components["schemas"]["AskAnswerEvent"] | components["schemas"]["AskErrorEvent"];
+        AskInputRequest: {
+            /** @description The question, in plain words (1 to 1000 characters). */
+            question: string;
+        };
+        /**
+         * @description * `add` - Add
+         *     * `remove` - Remove
+         *     * `set` - Set
+         * @enum {string}
+         */
+        CardChangeOpEnum: "add" | "remove" | "set";
+        /**
+         * @description One change of the log. For the student's own log (context `student_view`), the reason
+         *     is left out ("") and so is a fact made teacher-only since (`memory` null).
+         */
+        CardChangeOutput: {
+            readonly id: number;
+            field: components["schemas"]["CardFieldEnum"];
+            readonly op: components["schemas"]["CardChangeOpEnum"];
+            readonly value: string;
+            readonly status: components["schemas"]["CardChangeStatusEnum"];
+            readonly source: components["schemas"]["CardChangeSourceEnum"];
+            /** @description Who made it; null for extraction. */
+            readonly actor: {
+                id: number;
+                username: string;
+            } | null;
+            /**
+             * Format: double
+             * @description The model's, for a proposal; else null.
+             */
+            confidence: number | null;
+            /** @description The fact that proposed it. */
+            memory: number | null;
+            readonly reason: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description Who decided it; null if pending or automatic. */
+            readonly decided_by: {
+                id: number;
+                username: string;
+            } | null;
+            /** Format: date-time */
+            readonly decided_at: string | null;
+        };
+        /**
+         * @description * `teacher` - Teacher
+         *     * `student` - Student
+         *     * `extraction` - Extracted from a fact
+         *     * `staff` - Staff
+         * @enum {string}
+         */
+        CardChangeSourceEnum: "teacher" | "student" | "extraction" | "staff";
+        /**
+         * @description * `applied` - Applied
+         *     * `pending` - Pending
+         *     * `rejected` - Rejected
+         * @enum {string}
+         */
+        CardChangeStatusEnum: "applied" | "pending" | "rejected";
+        /**
+         * @description * `goals` - goals
+         *     * `interests` - interests
+         *     * `level` - level
+         *     * `register` - register
+         * @enum {string}
+         */
+        CardEditableFieldEnum: "goals" | "interests" | "level" | "register";
+        /**
+         * @description * `goals` - Goals
+         *     * `accommodations` - Accommodations
+         *     * `interests` - Interests
+         *     * `level` - Level
+         *     * `register` - Preferred register
+         *     * `student_editable` - Editable by the student
+         * @enum {string}
+         */
+        CardFieldEnum: "goals" | "accommodations" | "interests" | "level" | "register" | "student_editable";
+        CitationOutput: {
+            /** @description As the answer writes it: m12, quiz 4, skill fractions, card... */
+            ref: string;
+            kind: components["schemas"]["CitationOutputKindEnum"];
+            /** @description The record's id (a memory, quiz, task, file, card), or a skill's key. */
+            id: number | string;
+            /** @description Whose record it is. */
+            student: number;
+            title: string;
+            /** @description The start of what the prompt showed of it. */
+            excerpt: string;
+        };
+        /**
+         * @description * `memory` - memory
+         *     * `quiz` - quiz
+         *     * `skill` - skill
+         *     * `task` - task
+         *     * `file` - file
+         *     * `card` - card
+         * @enum {string}
+         */
+        CitationOutputKindEnum: "memory" | "quiz" | "skill" | "task" | "file" | "card";
+        ClaimOutput: {
+            /** @description One sentence of the answer, without its refs. */
+            text: string;
+            /** @description The refs it cites, all shown in the prompt. */
+            refs: string[];
+            /** @description False when it cites nothing. */
+            supported: boolean;
+        };
         ClassSkillOutput: {
             skill: string;
             /**
@@ -724,6 +1106,23 @@ export interface components {
             class_average: number;
             /** @description The students assessed on it, weakest first. */
             students: components["schemas"]["StudentSkillOutput"][];
+        };
+        ClassStudentReviewsOutput: {
+            id: number;
+            username: string;
+            /** @description Due now, the lowest probability of recall first. */
+            due: components["schemas"]["ReviewOutput"][];
+        };
+        ClassroomOutput: {
+            readonly id: number;
+            readonly name: string;
+        };
+        ClassroomReviewsOutput: {
+            classroom: number;
+            /** Format: date-time */
+            as_of: string;
+            /** @description Every student of the class, by username. */
+            students: components["schemas"]["ClassStudentReviewsOutput"][];
         };
         ClassroomSkillsOutput: {
             classroom: number;
@@ -907,6 +1306,69 @@ export interface components {
          * @enum {string}
          */
         ErrorEventEventEnum: "error";
+        /**
+         * @description A question asked about the student and its checked answer (insights), with who asked and
+         *     the memories its prompt showed, in prompt order (its access log).
+         */
+        ExportAsk: {
+            readonly id: number;
+            readonly question: string;
+            readonly language: string;
+            /** @description The text, with refs in brackets ([m12] [quiz 4]); only refs shown. */
+            answer: string;
+            /** @description The answer's sentences, each with its refs. */
+            claims: components["schemas"]["ClaimOutput"][];
+            /** @description Each ref the answer cites, described from the evidence shown. */
+            citations: components["schemas"]["CitationOutput"][];
+            /** @description Refs the model wrote that the prompt never showed: removed. */
+            dropped: string[];
+            /** @description The evidence does not answer the question; the answer says so. */
+            insufficient: boolean;
+            /** @description A class's answer: the students it names; [] for a student. */
+            students: components["schemas"]["NamedStudentOutput"][];
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly asker: number;
+            readonly model: string;
+            readonly memories: number[];
+        };
+        /**
+         * @description The student card (docs/card.md) as the tutor's prompt shows it; empty, `updated_at`
+         *     null, if none was written.
+         */
+        ExportCard: {
+            readonly goals: string[];
+            readonly accommodations: string[];
+            readonly interests: string[];
+            readonly level: string;
+            readonly register: string;
+            readonly student_editable: string[];
+            readonly token_count: number;
+            /** Format: date-time */
+            readonly updated_at: string | null;
+        };
+        /**
+         * @description One change of the card's log. `memory` is the fact that proposed it (null in the
+         *     student's own export if it is a teacher-only note since).
+         */
+        ExportCardChange: {
+            readonly id: number;
+            readonly field: components["schemas"]["CardFieldEnum"];
+            readonly op: components["schemas"]["CardChangeOpEnum"];
+            readonly value: string;
+            readonly status: components["schemas"]["CardChangeStatusEnum"];
+            readonly source: components["schemas"]["CardChangeSourceEnum"];
+            readonly actor: number | null;
+            /** Format: double */
+            readonly confidence: number | null;
+            readonly memory: number | null;
+            readonly reason: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly decided_by: number | null;
+            /** Format: date-time */
+            readonly decided_at: string | null;
+        };
         /** @description A summary of the conversation's older messages written by context compression. */
         ExportCheckpoint: {
             readonly id: number;
@@ -958,11 +1420,17 @@ export interface components {
             /** @description All statuses, oldest first. */
             memories: components["schemas"]["ExportMemory"][];
             supersession_reviews: components["schemas"]["ExportSupersessionReview"][];
+            /** @description The student card (empty if none was written). */
+            card: components["schemas"]["ExportCard"];
+            /** @description The card's log, oldest first: every change and proposal; in the student's own export, the changes applied. */
+            card_changes: components["schemas"]["ExportCardChange"][];
             learning: components["schemas"]["ExportLearning"];
             /** @description The access log of the student's conversations. */
             reply_memories: components["schemas"]["ExportReplyMemory"][];
             /** @description The safety flags about the student, oldest first: only in an export by staff or the student's teacher, never in the student's own. */
             safety_flags?: components["schemas"]["ExportFlag"][];
+            /** @description The questions asked about the student and their answers, oldest first: all of them in an export by staff or the student's teacher, the student's own questions in theirs. */
+            asks: components["schemas"]["ExportAsk"][];
         };
         /** @description A file's metadata only: its bytes and extracted text stay out of the export. */
         ExportFile: {
@@ -1013,6 +1481,8 @@ export interface components {
             /** @description With questions and answers (QuizOutput). */
             readonly quizzes: components["schemas"]["QuizOutput"][];
             readonly skills: components["schemas"]["ExportSkill"][];
+            /** @description The review schedule per skill. */
+            readonly reviews: components["schemas"]["ExportReviewCard"][];
             readonly tasks: components["schemas"]["ExportTask"][];
         };
         /**
@@ -1082,6 +1552,36 @@ export interface components {
             readonly signals: {
                 [key: string]: unknown;
             };
+        };
+        /** @description A skill's review schedule (FSRS's card, learning.reviews): `skill` is its mastery row's id. */
+        ExportReviewCard: {
+            readonly id: number;
+            readonly skill: number;
+            readonly skill_key: string;
+            readonly state: components["schemas"]["StateEnum"];
+            readonly step: number | null;
+            /**
+             * Format: double
+             * @description Days until the probability of recall falls to 90 %.
+             */
+            readonly stability: number;
+            /**
+             * Format: double
+             * @description FSRS's difficulty, 1 (easiest) to 10.
+             */
+            readonly difficulty: number;
+            /** Format: date-time */
+            readonly due: string;
+            /**
+             * Format: date-time
+             * @description The latest counted quiz's submission.
+             */
+            readonly last_review: string;
+            /** @description Graded quizzes counted. */
+            readonly reviews: number;
+            readonly last_quiz: number | null;
+            /** Format: date-time */
+            readonly updated_at: string;
         };
         ExportSkill: {
             readonly id: number;
@@ -1531,6 +2031,12 @@ export interface components {
             /** @description Chosen by the client, unique per message: a retry with it sends nothing twice. */
             client_message_id: string;
         };
+        NamedStudentOutput: {
+            id: number;
+            username: string;
+            /** @description The refs cited of this student's evidence. */
+            refs: string[];
+        };
         /** @enum {unknown} */
         NullEnum: null;
         /**
@@ -1539,6 +2045,51 @@ export interface components {
          * @enum {string}
          */
         OutcomeEnum: "resolved" | "false_positive";
+        PaginatedAskAnswerOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["AskAnswerOutput"][];
+        };
+        PaginatedCardChangeOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["CardChangeOutput"][];
+        };
+        PaginatedClassroomOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["ClassroomOutput"][];
+        };
         PaginatedConversationOutputList: {
             /** @example 123 */
             count: number;
@@ -1651,6 +2202,18 @@ export interface components {
             title?: string;
             content?: string;
             visibility?: components["schemas"]["MemoryVisibilityEnum"];
+        };
+        PatchedStudentCardInputRequest: {
+            /** @description The whole list (it replaces the card's): short one-line values. */
+            goals?: string[];
+            /** @description The whole list (it replaces the card's): short one-line values. */
+            accommodations?: string[];
+            /** @description The whole list (it replaces the card's): short one-line values. */
+            interests?: string[];
+            level?: string;
+            register?: string;
+            /** @description Teachers only: the fields the student may edit (never accommodations). */
+            student_editable?: components["schemas"]["CardEditableFieldEnum"][];
         };
         /**
          * @description * `multiple_choice` - Multiple choice
@@ -1786,6 +2349,49 @@ export interface components {
             url: string;
             text: string;
         };
+        ReviewOutput: {
+            /** @description The skill's label, as last written. */
+            skill: string;
+            /** @description The label folded (case, accents, spacing): one skill. */
+            skill_key: string;
+            /**
+             * Format: date-time
+             * @description When its probability of recall falls to the target (90 %).
+             */
+            due_at: string;
+            /**
+             * Format: double
+             * @description Days since due_at; 0 when not yet due.
+             */
+            overdue_days: number;
+            /**
+             * Format: double
+             * @description FSRS's probability that the student recalls it now (0 to 1).
+             */
+            retrievability: number;
+            /**
+             * Format: double
+             * @description Days for the probability of recall to fall from 100 % to 90 %.
+             */
+            stability: number;
+            /**
+             * Format: double
+             * @description FSRS's difficulty, 1 (easiest) to 10.
+             */
+            difficulty: number;
+            /** @description Graded quizzes counted. */
+            reviews: number;
+            /**
+             * Format: date-time
+             * @description The latest counted quiz's submission.
+             */
+            last_review_at: string | null;
+            /**
+             * Format: double
+             * @description The mastery estimate now (0 to 1), as GET /students/{id}/skills/.
+             */
+            estimate: number;
+        };
         /** @description The student may be in crisis: show this message and these resources prominently. */
         SafetyEvent: {
             data: components["schemas"]["SafetyNoticeData"];
@@ -1841,11 +2447,50 @@ export interface components {
             /** Format: date-time */
             last_result_at: string;
         };
+        /**
+         * @description * `1` - Learning
+         *     * `2` - Review
+         *     * `3` - Relearning
+         * @enum {integer}
+         */
+        StateEnum: 1 | 2 | 3;
+        StudentCardOutput: {
+            student: number;
+            goals: string[];
+            accommodations: string[];
+            interests: string[];
+            level: string;
+            register: string;
+            /** @description The fields the student may edit themself. */
+            student_editable: components["schemas"]["CardEditableFieldEnum"][];
+            /** @description The card's tokens as the tutor's prompt shows it. */
+            token_count: number;
+            token_limit: number;
+            /**
+             * Format: date-time
+             * @description null: never written.
+             */
+            updated_at: string | null;
+            /** @description Proposals waiting for a teacher; [] for the student. */
+            pending: components["schemas"]["CardChangeOutput"][];
+        };
         StudentEraseInputRequest: {
             /** @description The student's id or username, typed again. */
             confirm: string;
             /** @description Why (a request's date and channel...). Kept in the audit record: do not name the student. */
             reason: string;
+        };
+        StudentReviewsOutput: {
+            student: number;
+            /**
+             * Format: date-time
+             * @description The time the figures are for.
+             */
+            as_of: string;
+            /** @description Due now, the lowest probability of recall first. */
+            due: components["schemas"]["ReviewOutput"][];
+            /** @description The next ones due, soonest first. */
+            upcoming: components["schemas"]["ReviewOutput"][];
         };
         StudentSkillOutput: {
             skill: string;
@@ -2458,6 +3103,524 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type: application/json). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    card_changes_accept_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                change_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardChangeOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    card_changes_reject_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                change_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardChangeOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    classrooms_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedClassroomOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    classrooms_ask_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                classroom_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AskInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AskAnswerOutput"];
+                    "text/event-stream": components["schemas"]["AskEvent"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not a class the requester may ask about. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled, or a budget is used up (`budget_exceeded`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The model gave an unusable answer; see retry_safe. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    classrooms_reviews_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                classroom_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassroomReviewsOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5622,6 +6785,508 @@ export interface operations {
             };
         };
     };
+    students_ask_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AskInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AskAnswerOutput"];
+                    "text/event-stream": components["schemas"]["AskEvent"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not a student the requester may ask about. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled, or a budget is used up (`budget_exceeded`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The model gave an unusable answer; see retry_safe. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_asks_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAskAnswerOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_card_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentCardOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_card_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedStudentCardInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentCardOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_card_changes_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedCardChangeOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     students_erase_create: {
         parameters: {
             query?: never;
@@ -5786,6 +7451,90 @@ export interface operations {
                 };
             };
             /** @description No such student, or not one the requester may export. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_reviews_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudentReviewsOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,234 @@
+"""A question about a student or a class, in synchronous steps (insights.asking awaits the model
+between them, holding no database connection):
+
+1. `ask_target`: who asks about whom (insights.selectors, 404 outside the scope) and the budget
+   check (llm.costs: the same 429 `budget_exceeded` a chat message gets);
+2. `ask_prepare`: the evidence within the token budget (insights.evidence, insights.classroom)
+   and the prompt (insights.prompts);
+3. `ask_store`: the answer checked (insights.citations) and stored in one transaction with its
+   access log (AskMemory) and its metering (LLMUsage); `usage_save` stores the metering of a
+   call that failed.
+
+Metering: a question about a student is metered to that student (their budget and their
+classes' pay for it, as for their chat). A question about a class is metered to the students
+whose evidence its prompt showed: the call's row is split into one row per shortlisted student,
+its tokens in proportion to the tokens of each one's evidence, so the class's budget counts it
+whole and each row's cost is its share. With no evidence shown, no model is called.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Classroom, User
+from accounts.selectors import student_get_overseen
+from insights import classroom as classroom_evidence
+from insights import evidence, prompts
+from insights.citations import check_answer, citations, named_students, says_insufficient
+from insights.items import Item
+from insights.models import AskLog, AskMemory
+from insights.selectors import ask_classroom_get, memories_for
+from llm import costs
+from llm.gateway import MODEL_NAME_CHARS, storable
+from llm.models import LLMUsage
+
+# The most tokens of evidence a prompt holds, whatever the model's window.
+EVIDENCE_MAX_TOKENS = 6000
+# The longest answer asked of the model (less on a small window: its reply reserve).
+ANSWER_MAX_TOKENS = 700
+
+
+@dataclass(frozen=True)
+class Target:
+    """What step 1 resolved: the asker, one student or one class (and its students), the question."""
+
+    asker: User
+    question: str
+    student: User | None = None
+    classroom: Classroom | None = None
+    students: tuple[User, ...] = ()
+
+    @property
+    def language(self) -> str:
+        return self.asker.language or "en"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The prompt's room (the window less the reply's reserve) and the answer's cap."""
+
+    input_tokens: int
+    answer_tokens: int
+
+
+@dataclass
+class Prepared:
+    target: Target
+    messages: list[dict[str, str]]
+    blocks: list[prompts.Block]
+    shown: dict[str, Item] = field(default_factory=dict)
+    # (student id, evidence tokens) of each student whose evidence is shown: the metering split.
+    weights: list[tuple[int, int]] = field(default_factory=list)
+
+
+def ask_target(*, user: Any, question: str, student_id: Any = None, classroom_id: Any = None) -> Target:
+    """Step 1 (see the module docstring). Raises NotFound, or BudgetExceeded (429)."""
+    if student_id is not None:
+        student = student_get_overseen(user=user, student_id=student_id)
+        costs.budget_check(student_id=student.pk)
+        return Target(asker=user, question=question, student=student)
+    classroom = ask_classroom_get(user=user, classroom_id=classroom_id)
+    students = tuple(classroom_evidence.class_students(classroom))
+    class_budget_check(classroom=classroom, students=students)
+    return Target(asker=user, question=question, classroom=classroom, students=students)
+
+
+def class_budget_check(*, classroom: Classroom, students: tuple[User, ...]) -> None:
+    """Raise BudgetExceeded if the class's own budget (daily or monthly, over all its students'
+    spend) is used up. The students' own budgets are not checked: the teacher asks, not them."""
+    if not students:
+        return
+    now = timezone.now()
+    budgets = [
+        b
+        for b in costs.budgets_for(student_id=students[0].pk)
+        if b.scope == costs.CLASSROOM and b.classroom_id == classroom.pk
+    ]
+    if not budgets:
+        return
+    spend = costs.budget_spend(student_id=students[0].pk, budgets=budgets, now=now)
+    over = [b for b in budgets if spend[b] >= b.limit]
+    if over:
+        budget = max(over, key=lambda b: (costs.period_end(b.period, now), spend[b] / b.limit))
+        raise costs.BudgetExceeded(budget=budget, spent=spend[budget], now=now)
+
+
+def _framing(target: Target) -> tuple[str, str]:
+    """(about, asker) for the instructions."""
+    role = target.asker.role
+    if target.classroom is not None:
+        asker = "the class's teacher" if role == User.Role.TEACHER else "a staff member of the service"
+        return f'the students of the class "{target.classroom.name}"; name each student you speak of', asker
+    assert target.student is not None
+    if target.asker.pk == target.student.pk:
+        return "themself (answer them as 'you')", "the student themself"
+    asker = "the student's teacher" if role == User.Role.TEACHER else "a staff member of the service"
+    return f"the student {target.student.username}", asker
+
+
+def ask_prepare(*, target: Target, limits: Limits, embedder: Any = True) -> Prepared:
+    """Step 2: the evidence that fits, and the prompt. `embedder` is recall's (memory.blocks:
+    vectors embedded before this step, None for lexical recall)."""
+    about, asker = _framing(target)
+    fixed = prompts.fixed_tokens(language=target.language, about=about, asker=asker, question=target.question)
+    budget = max(0, min(EVIDENCE_MAX_TOKENS, limits.input_tokens - fixed))
+    memories = memories_for(target.asker)
+    if target.student is not None:
+        candidates = evidence.student_evidence(
+            memories=memories, student=target.student, question=target.question, embedder=embedder
+        )
+        room = budget - prompts.block_tokens(target.student.username)
+        items, _left_out = evidence.fit(candidates, room) if room > 0 else ([], len(candidates))
+        blocks = [prompts.Block(target.student.pk, target.student.username, items)]
+    else:
+        shortlist = classroom_evidence.shortlist(
+            students=target.students,
+            memories=memories,
+            question=target.question,
+            language=target.language,
+            embedder=embedder,
+        )
+        blocks, _left_out = classroom_evidence.fit_round_robin(shortlist, budget)
+    blocks = [b for b in blocks if b.items]
+    messages = prompts.ask_messages(
+        language=target.language, about=about, asker=asker, question=target.question, blocks=blocks
+    )
+    shown = {item.ref: item for block in blocks for item in block.items}
+    weights = [(b.student_id, sum(prompts.item_tokens(i) for i in b.items)) for b in blocks]
+    return Prepared(target=target, messages=messages, blocks=blocks, shown=shown, weights=weights)
+
+
+def split_usage(row: LLMUsage, weights: list[tuple[int, int]]) -> list[LLMUsage]:
+    """One unsaved row per (student, weight), the tokens split in proportion (largest
+    remainders, so they add up), each priced; `row` itself when there is nothing to split."""
+    total = sum(w for _, w in weights)
+    if len(weights) < 2 or total <= 0:
+        if weights:
+            row.student_id = weights[0][0]
+        return [row]
+
+    def shares(amount: int) -> list[int]:
+        exact = [amount * w / total for _, w in weights]
+        base = [int(x) for x in exact]
+        order = sorted(range(len(exact)), key=lambda i: exact[i] - base[i], reverse=True)
+        for i in order[: amount - sum(base)]:
+            base[i] += 1
+        return base
+
+    rows = []
+    for (student_id, _), prompt, completion in zip(
+        weights, shares(row.prompt_tokens), shares(row.completion_tokens), strict=True
+    ):
+        rows.append(
+            LLMUsage(
+                purpose=row.purpose,
+                model=row.model,
+                student_id=student_id,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                cost=costs.usage_cost(model=row.model, prompt_tokens=prompt, completion_tokens=completion),
+                latency_ms=row.latency_ms,
+                ok=row.ok,
+                error=row.error,
+            )
+        )
+    return rows
+
+
+def usage_save(*, prepared: Prepared, usage: list[LLMUsage]) -> None:
+    """Store the metering of the question's model calls (split for a class, see the module docstring)."""
+    rows = [part for row in usage for part in split_usage(row, prepared.weights)]
+    LLMUsage.objects.bulk_create(rows)
+
+
+def ask_store(*, prepared: Prepared, content: str, model: str, usage: list[LLMUsage]) -> AskLog:
+    """Step 3: check the answer's citations and store it, its access log and its metering, in
+    one transaction."""
+    target = prepared.target
+    checked = check_answer(storable(content), prepared.shown)
+    insufficient = not prepared.shown or says_insufficient(checked.answer, prompts.INSUFFICIENT_PHRASES)
+    students: list[dict[str, Any]] = []
+    if target.classroom is not None:
+        shortlisted = [(b.student_id, b.username) for b in prepared.blocks]
+        students = named_students(checked.answer, checked.cited, prepared.shown, shortlisted)
+    cited = set(checked.cited)
+    with transaction.atomic():
+        log = AskLog.objects.create(
+            asker=target.asker,
+            student=target.student,
+            classroom=target.classroom,
+            question=target.question,
+            answer=checked.answer,
+            language=target.language,
+            claims=checked.claims,
+            citations=citations(checked.cited, prepared.shown),
+            dropped=checked.dropped,
+            students=students,
+            insufficient=insufficient,
+            evidence_count=len(prepared.shown),
+            model=model[:MODEL_NAME_CHARS],
+            prompt_tokens=sum(u.prompt_tokens for u in usage),
+            completion_tokens=sum(u.completion_tokens for u in usage),
+        )
+        log.subjects.set([b.student_id for b in prepared.blocks] or ([target.student.pk] if target.student else []))
+        memory_ids = [(item.memory_id, item) for item in prepared.shown.values() if item.memory_id is not None]
+        AskMemory.objects.bulk_create(
+            AskMemory(ask=log, memory_id=pk, rank=rank, signals={**item.signals, "cited": item.ref in cited})
+            for rank, (pk, item) in enumerate(memory_ids, start=1)
+        )
+        usage_save(prepared=prepared, usage=usage)
+    return log

@@ -1,0 +1,133 @@
+"""Asking about a class: a shortlist from mastery and recall, one answer naming the students with
+their evidence, within the model's window and the class's budget; the call metered to the
+shortlisted students."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import Enrollment
+from insights.classroom import SHORTLIST_SIZE
+from insights.models import AskLog
+from learning.models import SkillMastery
+from llm.models import LLMUsage
+from llm.tokens import message_tokens
+from memory.models import AIMemory
+from memory.services.writing import memory_create
+from tests.conftest import make_user
+from tests.insights.conftest import ask_class, prompt_of
+
+PERIMETER = "Who mixes up perimeter and area?"
+
+
+def test_the_answer_names_the_students_with_their_evidence(school, clients, llm, record):
+    """bob's memory and skill match; alice's record says nothing of perimeters: bob is named with
+    his refs, alice is not shown; every citation is a student of the class."""
+    resp = ask_class(clients["teacher_a"], school["class_a"].pk, PERIMETER)
+    assert resp.status_code == 200, resp.content
+    body = resp.json()
+    bob = school["bob"].pk
+    assert [s["id"] for s in body["students"]] == [bob]
+    refs = body["students"][0]["refs"]
+    assert f"m{record.bob_memory}" in refs or "skill bob/perimeter and area" in refs
+    assert all(c["student"] == bob for c in body["citations"]) and body["citations"]
+    prompt = prompt_of(llm)
+    assert '<student_memories student="bob">' in prompt and 'student="alice"' not in prompt
+    assert "name each student" in prompt
+    log = AskLog.objects.get()
+    assert log.classroom == school["class_a"] and log.student is None
+    assert list(log.subjects.all()) == [school["bob"]] and log.students == body["students"]
+    (row,) = LLMUsage.objects.filter(purpose="ask")
+    assert row.student_id == bob
+
+
+def test_the_call_is_split_between_the_shortlisted_students(school, clients, llm, record):
+    """A question matching both: one row each, adding up to the call's tokens."""
+    body = ask_class(clients["teacher_a"], school["class_a"].pk, "Who struggles with fractions or perimeter?").json()
+    assert {s["username"] for s in body["students"]} == {"alice", "bob"}
+    rows = list(LLMUsage.objects.filter(purpose="ask"))
+    assert sorted(r.student_id for r in rows) == sorted([school["alice"].pk, school["bob"].pk])
+    log = AskLog.objects.get()
+    assert sum(r.prompt_tokens for r in rows) == log.prompt_tokens
+    assert sum(r.completion_tokens for r in rows) == log.completion_tokens
+
+
+def test_a_class_of_35_fits_a_small_window(school, clients, llm, record, settings):
+    """35 students with memories and skills, a 4,096-token window: the prompt fits what the
+    window leaves, shows at most SHORTLIST_SIZE students, those who match first."""
+    settings.LLM_CONTEXT_WINDOW = 4096
+    now = timezone.now()
+    for n in range(33):
+        student = make_user(f"pupil{n:02d}")
+        Enrollment.objects.create(classroom=school["class_a"], student=student)
+        topic = "perimeter of a square" if n % 4 == 0 else "reading comprehension"
+        memory_create(
+            student=student,
+            kind=AIMemory.Kind.NOTE,
+            source=AIMemory.Source.TEACHER,
+            title=f"Worked on {topic} today",
+            content=f"A long note about {topic}. " * 40,
+        )
+        skill = "perimeter and area" if n % 4 == 0 else "reading"
+        SkillMastery.objects.create(
+            student=student,
+            skill=skill,
+            skill_key=skill,
+            attempts=4,
+            correct=2,
+            estimate=0.3 + n / 100,
+            estimated_at=now,
+        )
+    body = ask_class(clients["teacher_a"], school["class_a"].pk, PERIMETER).json()
+    call = llm.calls("ask")[-1]
+    sent = sum(message_tokens(m) for m in call["messages"])
+    assert sent <= 4096 - min(settings.LLM_REPLY_RESERVE_TOKENS, 4096 // 4)
+    blocks = prompt_of(llm).split("<student_memories ")[1:]
+    assert 1 <= len(blocks) <= SHORTLIST_SIZE
+    # Round robin: every student shown keeps a skill and a memory at least.
+    assert all(block.count("<memory ") >= 2 for block in blocks)
+    named = {s["username"] for s in body["students"]}
+    assert "bob" in named and all(name == "bob" or int(name[5:]) % 4 == 0 for name in named)
+
+
+def test_a_question_naming_no_skill_shortlists_the_weakest(school, clients, llm, record):
+    """Nothing matches "Who is struggling the most?": the students with the lowest mastery are shown."""
+    body = ask_class(clients["teacher_a"], school["class_a"].pk, "Who is struggling the most?").json()
+    prompt = prompt_of(llm)
+    assert '<student_memories student="bob">' in prompt and '<student_memories student="alice">' in prompt
+    assert body["citations"]
+
+
+@pytest.mark.parametrize("intruder", ["teacher_b", "alice", "bob"])
+def test_students_and_other_teachers_get_404(school, clients, llm, record, intruder):
+    resp = ask_class(clients[intruder], school["class_a"].pk, PERIMETER)
+    assert resp.status_code == 404, resp.content
+    assert llm.calls("ask") == []
+
+
+def test_past_the_class_budget_the_question_is_refused(school, clients, llm, record):
+    """The class's daily budget spent by its students: 429 budget_exceeded, no call."""
+    classroom = school["class_a"]
+    classroom.budget_daily = Decimal("0.5")
+    classroom.save(update_fields=["budget_daily"])
+    LLMUsage.objects.create(purpose="chat", model="x", student=school["alice"], cost=Decimal("1"))
+    resp = ask_class(clients["teacher_a"], classroom.pk, PERIMETER)
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "budget_exceeded"
+    assert resp.json()["error"]["details"]["budget"] == "classroom_daily"
+    assert llm.calls("ask") == []
+
+
+def test_an_empty_class_says_the_evidence_does_not_answer(school, clients, llm):
+    body = ask_class(clients["teacher_b"], school["class_b"].pk, PERIMETER).json()
+    assert body["insufficient"] is True and body["students"] == [] and llm.calls("ask") == []
+
+
+def test_old_skills_count_at_their_decayed_estimate(school, clients, llm, record):
+    """Mastery is read now (decayed toward the prior), as everywhere else."""
+    SkillMastery.objects.filter(student=school["bob"]).update(estimated_at=timezone.now() - timedelta(days=600))
+    ask_class(clients["teacher_a"], school["class_a"].pk, PERIMETER)
+    assert "Mastery now 0.30" in prompt_of(llm)
