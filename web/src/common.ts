@@ -35,8 +35,18 @@ export function h(tag: string, attrs: Record<string, string | boolean> = {}, ...
   return node;
 }
 
-/** The message to show for a failure: the server's own (translated), else ours. */
+// A page's own wording for some errors (setErrorText); null keeps the default.
+let pageErrorText: (error: unknown) => string | null = () => null;
+
+/** Let a page word some errors itself (the student page: never an operator's message). */
+export function setErrorText(text: (error: unknown) => string | null): void {
+  pageErrorText = text;
+}
+
+/** The message to show for a failure: the page's own, else the server's (translated), else ours. */
 export function errorMessage(error: unknown): string {
+  const own = pageErrorText(error);
+  if (own !== null) return own;
   if (error instanceof ApiError) return error.fromServer ? error.message : t("error_http", { status: error.status });
   if (error instanceof TypeError) return t("error_network");
   return error instanceof Error ? error.message : String(error);

@@ -163,10 +163,19 @@ export async function* turnStream(
   yield* readTurnEvents(stream);
 }
 
-/** The turn's events from a `text/event-stream` body (the SSE format: `event:` and `data:`
- * lines, a blank line after each event). Every event the schema names is yielded; comments, and
- * events a newer server may add that this client's schema does not name, are skipped. */
+/** The turn's events from a `text/event-stream` body. Every event the schema names is yielded;
+ * events a newer server may add that this client's schema does not name are skipped. */
 export async function* readTurnEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<TurnEvent, void, undefined> {
+  for await (const { event, data } of readServerSentEvents(stream)) {
+    if (KNOWN_EVENTS.has(event)) yield { event, data } as TurnEvent;
+  }
+}
+
+/** The events of any `text/event-stream` body of this API (the SSE format: `event:` and `data:`
+ * lines, a blank line after each event; `data` is JSON), in order; comments are skipped. */
+export async function* readServerSentEvents(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ event: string; data: unknown }, void, undefined> {
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -183,9 +192,7 @@ export async function* readTurnEvents(stream: ReadableStream<Uint8Array>): Async
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
         if (line === "") {
-          if (data.length && KNOWN_EVENTS.has(event)) {
-            yield { event, data: JSON.parse(data.join("\n")) } as TurnEvent;
-          }
+          if (data.length) yield { event, data: JSON.parse(data.join("\n")) as unknown };
           event = "message";
           data = [];
           continue;
@@ -201,7 +208,7 @@ export async function* readTurnEvents(stream: ReadableStream<Uint8Array>): Async
       if (done) break;
     }
   } finally {
-    // Also when the caller stops early: the connection closes (the server finishes the turn).
+    // Also when the caller stops early: the connection closes (the server finishes the work).
     await reader.cancel().catch(() => undefined);
   }
 }

@@ -562,6 +562,11 @@
     yield* readTurnEvents(stream);
   }
   async function* readTurnEvents(stream) {
+    for await (const { event, data } of readServerSentEvents(stream)) {
+      if (KNOWN_EVENTS.has(event)) yield { event, data };
+    }
+  }
+  async function* readServerSentEvents(stream) {
     const reader = stream.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -578,9 +583,7 @@
           const line = buffer.slice(0, newline);
           buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
           if (line === "") {
-            if (data.length && KNOWN_EVENTS.has(event)) {
-              yield { event, data: JSON.parse(data.join("\n")) };
-            }
+            if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
             event = "message";
             data = [];
             continue;
@@ -743,7 +746,260 @@
     source_message: "Student message",
     source_file: "Uploaded file",
     source_reply: "Tutor reply (withheld)",
-    source_pattern: "Pattern across conversations"
+    source_pattern: "Pattern across conversations",
+    // teacher page (issue 24)
+    student_number: "student #{id}",
+    jump_to: "Go to:",
+    // the class
+    class_heading: "My class",
+    classroom: "Class",
+    no_classes: "You have no class yet.",
+    class_unavailable: "The list of your classes cannot be read from this server.",
+    class_no_skills: "No skill has been assessed in this class yet.",
+    class_table_caption: "Mastery per student and skill, {name}",
+    class_average: "class average {value}",
+    legend: "Legend",
+    legend_low: "below 40 %: needs help",
+    legend_learning: "40 to 69 %: learning",
+    legend_near: "70 to 94 %: nearly there",
+    legend_mastered: "95 % or more: mastered",
+    legend_due: "a review of this skill is due",
+    due_mark: "review due",
+    not_assessed: "not assessed",
+    mastery_low: "needs help",
+    mastery_learning: "learning",
+    mastery_near: "nearly there",
+    mastery_mastered: "mastered",
+    // asking
+    ask_heading: "Ask about this student",
+    ask_class_heading: "Ask about the class",
+    ask_intro: "A question in plain words; the answer cites the memories, quizzes and skills it rests on.",
+    ask_question: "Your question",
+    ask_about_student: "Your question about {name}",
+    ask_about_class: "Your question about the class {name}",
+    ask: "Ask",
+    answer_insufficient: "What is known about this does not answer the question.",
+    answer_citations: "Evidence cited:",
+    answer_students: "Students named:",
+    claim_unsupported: "no evidence cited",
+    cite_memory: "Memory",
+    cite_quiz: "Quiz",
+    cite_skill: "Skill",
+    cite_task: "Task",
+    cite_file: "File",
+    cite_card: "Student card",
+    // the card
+    card_short: "Card",
+    card_heading: "Card of {name}",
+    card_heading_none: "Student card",
+    card_intro: "What the tutor always sees first about this student.",
+    card_goals: "Goals",
+    card_accommodations: "Accommodations",
+    card_interests: "Interests",
+    card_level: "Level",
+    card_register: "Preferred register",
+    card_student_editable: "The student may edit",
+    card_size: "Size",
+    card_tokens: "{count} of {limit} tokens",
+    card_edit: "Edit the card",
+    card_one_per_line: "Goals, accommodations and interests: one per line.",
+    card_save: "Save the card",
+    card_saved: "Card saved.",
+    card_unchanged: "Nothing changed.",
+    card_history: "History of changes",
+    card_no_changes: "No change yet.",
+    card_op_add: "added “{value}”",
+    card_op_remove: "removed “{value}”",
+    card_op_set: "set to “{value}”",
+    card_change_applied: "applied",
+    card_change_pending: "waiting for a teacher",
+    card_change_rejected: "rejected",
+    card_source_teacher: "a teacher",
+    card_source_student: "the student",
+    card_source_extraction: "proposed by the tutor from the conversations",
+    card_source_staff: "staff",
+    card_change_accept: "Accept",
+    card_change_reject: "Reject",
+    card_accepted: "Change accepted.",
+    card_rejected: "Change rejected.",
+    // the review queue
+    review_heading: "To review",
+    review_intro: "Changes the tutor proposed and memories that wait for a teacher's decision.",
+    review_empty: "Nothing to review.",
+    review_count: "{count} to review",
+    review_card_change: "Proposed change to the card: {field}",
+    review_supersession: "Possible update of a memory",
+    review_older: "Older",
+    review_newer: "Newer",
+    review_apply: "Replace the older memory",
+    review_dismiss: "Keep both",
+    review_applied: "The older memory was replaced.",
+    review_dismissed: "Both memories kept.",
+    review_needs_review: "To check: {title}",
+    review_confirm: "Confirm as it is",
+    review_confirmed: "Memory confirmed.",
+    confidence_value: "confidence {value}",
+    proposed_by_memory: "from memory #{id}",
+    // learning
+    learning_short: "Learning",
+    learning_heading: "Learning of {name}",
+    skills_heading: "Skills",
+    skills_caption: "Mastery per skill, with the next review",
+    no_skills: "No skill assessed yet.",
+    skill: "Skill",
+    mastery: "Mastery",
+    trend: "Trend",
+    skill_answers: "Right answers",
+    latest_quiz: "Latest quiz",
+    review: "Review",
+    answers_right: "{correct} of {total}",
+    trend_up: "improving",
+    trend_down: "slipping",
+    trend_flat: "steady",
+    review_overdue: "due, {days} days late",
+    review_due_now: "due now",
+    review_next: "next on {date}",
+    quizzes_heading: "Quizzes",
+    no_quizzes: "No quiz yet.",
+    quiz_score: "{correct} of {total} right",
+    quiz_status_open: "not answered yet",
+    quiz_status_grading: "being graded",
+    quiz_status_graded: "graded",
+    quiz_details: "Questions and answers",
+    quiz_choices: "Choices: {choices}",
+    quiz_expected: "Expected: {answer}",
+    quiz_given: "Answered: {answer}",
+    quiz_skipped: "(skipped)",
+    quiz_not_answered: "Not answered.",
+    result_correct: "right",
+    result_incorrect: "wrong",
+    result_pending: "being graded",
+    result_ungraded: "could not be graded",
+    tasks_heading: "Tasks",
+    no_tasks: "No task.",
+    task_status_todo: "to do",
+    task_status_in_progress: "in progress",
+    task_status_done: "done",
+    task_overdue: "late",
+    task_due: "due {date}",
+    task_no_due: "no due date",
+    task_for_class: "for the whole class",
+    task_set_by_tutor: "Status set by the tutor: {reason}",
+    // conversations
+    conversations_heading: "Conversations",
+    no_conversations: "No conversation yet.",
+    conversation_title: "Conversation of {date}",
+    conversation_title_subject: "{subject}, {date}",
+    conversation_status_active: "Open",
+    conversation_status_ended: "Ended",
+    message_count: "{count} messages",
+    ended_on: "ended {date}",
+    read_conversation: "Read the conversation",
+    older_messages: "Show older messages",
+    close_transcript: "Close the conversation",
+    no_messages: "No message.",
+    open_conversation: "Open conversation #{id}",
+    // memories and their evidence
+    memories_short: "Memories",
+    evidence_heading: "Drawn from ({count}):",
+    evidence_unavailable: "Memory #{id}, no longer available.",
+    // student page (issue 24)
+    student_conversations_heading: "Your conversations",
+    student_no_conversations: "No conversation yet.",
+    student_conversation_untitled: "Conversation of {date}",
+    student_conversation_state_active: "Open",
+    student_conversation_state_ended: "Ended",
+    student_conversation_started: "started {date}",
+    student_message_count_one: "{count} message",
+    student_message_count_other: "{count} messages",
+    student_open: "Open",
+    student_end: "End",
+    student_on_screen: "On screen",
+    student_conversation_end_done: "The conversation “{title}” has ended.",
+    student_older_messages: "Show earlier messages",
+    student_message_unanswered: "The tutor has not answered this message.",
+    student_retry: "Send again",
+    student_files_heading: "Files in this conversation",
+    student_no_files: "No file shared yet.",
+    student_file_choose: "Share a file (PDF, text or picture)",
+    student_file_upload: "Send the file",
+    student_file_uploaded: "“{name}” is shared with your tutor.",
+    student_file_status_pending: "Being read…",
+    student_file_status_ready: "Ready",
+    student_file_status_unreadable: "Could not be read",
+    student_file_ready_pages: "Ready ({pages} p.)",
+    student_file_unreadable_because: "Could not be read: {reason}",
+    student_file_reason_malformed: "the file is damaged",
+    student_file_reason_encrypted: "the file is protected by a password",
+    student_file_reason_no_text: "no text was found in it",
+    student_file_reason_missing: "the file is missing",
+    student_file_reason_extraction_failed: "reading it failed",
+    student_file_reason_too_large: "it is too long to read",
+    student_file_reason_too_slow: "it took too long to read",
+    student_quizzes_heading: "Quizzes",
+    student_no_open_quizzes: "No quiz to answer.",
+    student_quizzes_done_heading: "Quizzes answered",
+    student_quiz_title: "Quiz: {topic}",
+    student_quiz_to_answer_one: "{count} question to answer",
+    student_quiz_to_answer_other: "{count} questions to answer",
+    student_quiz_grading: "Some answers are being graded…",
+    student_quiz_score: "{correct} of {total} right",
+    student_quiz_number_answer: "Your answer (a number or a fraction)",
+    student_quiz_text_answer: "Your answer",
+    student_quiz_skip_hint: "A question left blank counts as skipped.",
+    student_quiz_submit: "Send my answers",
+    student_quiz_answer: "Answer the quiz",
+    student_quiz_see_answers: "See the answers",
+    student_quiz_your_answer: "Your answer:",
+    student_quiz_skipped: "(skipped)",
+    student_quiz_expected: "Expected answer:",
+    student_quiz_sent: "Your answers are graded.",
+    student_quiz_sent_grading: "Your answers are sent; some are being graded.",
+    student_quiz_graded: "The quiz “{topic}” is graded.",
+    student_quiz_made: "The tutor made a quiz: {topic}",
+    student_quiz_result_correct: "Right",
+    student_quiz_result_incorrect: "Wrong",
+    student_quiz_result_pending: "Being graded…",
+    student_quiz_result_ungraded: "Could not be graded",
+    student_quiz_mark_correct: "✓",
+    student_quiz_mark_incorrect: "✗",
+    student_quiz_mark_pending: "…",
+    student_quiz_mark_ungraded: "?",
+    student_tasks_heading: "Your tasks",
+    student_no_tasks: "No task for now.",
+    student_task_status: "Where you are",
+    student_task_todo: "To do",
+    student_task_in_progress: "In progress",
+    student_task_done: "Done",
+    student_task_due: "due {date}",
+    student_task_overdue: "Late",
+    student_task_saved: "“{title}”: {status}.",
+    student_task_set_by_tutor: "Set by the tutor: {reason}",
+    student_ask_heading: "What does my tutor know about me?",
+    student_ask_intro: "Ask your tutor what it knows about you, and see where each thing comes from.",
+    student_ask_about_me: "What do you know about me?",
+    student_ask_about_me_question: "What do you know about me?",
+    student_ask_thinking: "Your tutor is gathering what it knows…",
+    student_ask_done: "Here is what your tutor knows.",
+    student_ask_insufficient: "Your tutor does not know much about you yet.",
+    student_ask_sources: "Where it comes from",
+    student_ask_source_number: "source {n}",
+    student_citation_memory: "Memory",
+    student_citation_quiz: "Quiz",
+    student_citation_skill: "Skill",
+    student_citation_task: "Task",
+    student_citation_file: "File",
+    student_citation_card: "Your profile",
+    student_safety_notice_heading: "Help is available right now",
+    student_safety_call: "Call",
+    student_later: "later",
+    student_error_unavailable: "The tutor is not available right now. Try again later.",
+    student_error_unavailable_kept: "The tutor is not available right now. Your message is kept; try again later.",
+    student_error_budget: "You have reached the limit of time with the tutor for now. You can go on from {date}.",
+    student_error_throttled_kept: "You are sending messages a bit fast. Your message is kept; wait a moment, then send it again.",
+    student_error_busy: "The tutor is still answering your previous message. Wait for its answer, then send this one again.",
+    student_error_cut: "The answer was cut off. Your message is kept; send it again.",
+    student_error_network_kept: "The server could not be reached. Your message is kept; check your connection and send it again."
   };
   var fr = {
     app_name: "Tuteur",
@@ -880,7 +1136,253 @@
     source_message: "Message de l'élève",
     source_file: "Fichier envoyé",
     source_reply: "Réponse du tuteur (retenue)",
-    source_pattern: "Tendance sur plusieurs conversations"
+    source_pattern: "Tendance sur plusieurs conversations",
+    // teacher page (issue 24)
+    student_number: "élève n° {id}",
+    jump_to: "Aller à :",
+    class_heading: "Ma classe",
+    classroom: "Classe",
+    no_classes: "Vous n'avez pas encore de classe.",
+    class_unavailable: "La liste de vos classes ne peut pas être lue sur ce serveur.",
+    class_no_skills: "Aucune compétence n'a encore été évaluée dans cette classe.",
+    class_table_caption: "Maîtrise par élève et par compétence, {name}",
+    class_average: "moyenne de la classe {value}",
+    legend: "Légende",
+    legend_low: "moins de 40 % : a besoin d'aide",
+    legend_learning: "de 40 à 69 % : en apprentissage",
+    legend_near: "de 70 à 94 % : presque acquis",
+    legend_mastered: "95 % ou plus : acquis",
+    legend_due: "une révision de cette compétence est due",
+    due_mark: "à réviser",
+    not_assessed: "non évalué",
+    mastery_low: "a besoin d'aide",
+    mastery_learning: "en apprentissage",
+    mastery_near: "presque acquis",
+    mastery_mastered: "acquis",
+    ask_heading: "Poser une question sur cet élève",
+    ask_class_heading: "Poser une question sur la classe",
+    ask_intro: "Une question en langage courant ; la réponse cite les mémoires, quiz et compétences sur lesquels elle s'appuie.",
+    ask_question: "Votre question",
+    ask_about_student: "Votre question sur {name}",
+    ask_about_class: "Votre question sur la classe {name}",
+    ask: "Demander",
+    answer_insufficient: "Ce que l'on sait ne permet pas de répondre à cette question.",
+    answer_citations: "Éléments cités :",
+    answer_students: "Élèves cités :",
+    claim_unsupported: "aucune source citée",
+    cite_memory: "Mémoire",
+    cite_quiz: "Quiz",
+    cite_skill: "Compétence",
+    cite_task: "Tâche",
+    cite_file: "Fichier",
+    cite_card: "Fiche de l'élève",
+    card_short: "Fiche",
+    card_heading: "Fiche de {name}",
+    card_heading_none: "Fiche de l'élève",
+    card_intro: "Ce que le tuteur voit toujours en premier sur cet élève.",
+    card_goals: "Objectifs",
+    card_accommodations: "Aménagements",
+    card_interests: "Centres d'intérêt",
+    card_level: "Niveau",
+    card_register: "Registre de langue préféré",
+    card_student_editable: "L'élève peut modifier",
+    card_size: "Taille",
+    card_tokens: "{count} jetons sur {limit}",
+    card_edit: "Modifier la fiche",
+    card_one_per_line: "Objectifs, aménagements et centres d'intérêt : un par ligne.",
+    card_save: "Enregistrer la fiche",
+    card_saved: "Fiche enregistrée.",
+    card_unchanged: "Rien n'a changé.",
+    card_history: "Historique des modifications",
+    card_no_changes: "Aucune modification pour l'instant.",
+    card_op_add: "ajout de « {value} »",
+    card_op_remove: "retrait de « {value} »",
+    card_op_set: "remplacé par « {value} »",
+    card_change_applied: "appliquée",
+    card_change_pending: "en attente d'un enseignant",
+    card_change_rejected: "refusée",
+    card_source_teacher: "un enseignant",
+    card_source_student: "l'élève",
+    card_source_extraction: "proposée par le tuteur d'après les conversations",
+    card_source_staff: "l'administration",
+    card_change_accept: "Accepter",
+    card_change_reject: "Refuser",
+    card_accepted: "Modification acceptée.",
+    card_rejected: "Modification refusée.",
+    review_heading: "À examiner",
+    review_intro: "Les modifications proposées par le tuteur et les mémoires qui attendent la décision d'un enseignant.",
+    review_empty: "Rien à examiner.",
+    review_count: "{count} à examiner",
+    review_card_change: "Modification proposée pour la fiche : {field}",
+    review_supersession: "Mise à jour possible d'une mémoire",
+    review_older: "Ancienne",
+    review_newer: "Nouvelle",
+    review_apply: "Remplacer l'ancienne mémoire",
+    review_dismiss: "Garder les deux",
+    review_applied: "L'ancienne mémoire a été remplacée.",
+    review_dismissed: "Les deux mémoires sont gardées.",
+    review_needs_review: "À vérifier : {title}",
+    review_confirm: "Confirmer telle quelle",
+    review_confirmed: "Mémoire confirmée.",
+    confidence_value: "confiance {value}",
+    proposed_by_memory: "d'après la mémoire n° {id}",
+    learning_short: "Apprentissages",
+    learning_heading: "Apprentissages de {name}",
+    skills_heading: "Compétences",
+    skills_caption: "Maîtrise par compétence, avec la prochaine révision",
+    no_skills: "Aucune compétence évaluée pour l'instant.",
+    skill: "Compétence",
+    mastery: "Maîtrise",
+    trend: "Tendance",
+    skill_answers: "Bonnes réponses",
+    latest_quiz: "Dernier quiz",
+    review: "Révision",
+    answers_right: "{correct} sur {total}",
+    trend_up: "en progrès",
+    trend_down: "en recul",
+    trend_flat: "stable",
+    review_overdue: "due, {days} jours de retard",
+    review_due_now: "due maintenant",
+    review_next: "prochaine le {date}",
+    quizzes_heading: "Quiz",
+    no_quizzes: "Aucun quiz pour l'instant.",
+    quiz_score: "{correct} bonnes réponses sur {total}",
+    quiz_status_open: "pas encore répondu",
+    quiz_status_grading: "en cours de correction",
+    quiz_status_graded: "corrigé",
+    quiz_details: "Questions et réponses",
+    quiz_choices: "Choix : {choices}",
+    quiz_expected: "Attendu : {answer}",
+    quiz_given: "Répondu : {answer}",
+    quiz_skipped: "(sans réponse)",
+    quiz_not_answered: "Pas de réponse.",
+    result_correct: "juste",
+    result_incorrect: "faux",
+    result_pending: "en cours de correction",
+    result_ungraded: "n'a pas pu être corrigée",
+    tasks_heading: "Tâches",
+    no_tasks: "Aucune tâche.",
+    task_status_todo: "à faire",
+    task_status_in_progress: "en cours",
+    task_status_done: "faite",
+    task_overdue: "en retard",
+    task_due: "pour le {date}",
+    task_no_due: "sans échéance",
+    task_for_class: "pour toute la classe",
+    task_set_by_tutor: "Statut indiqué par le tuteur : {reason}",
+    conversations_heading: "Conversations",
+    no_conversations: "Aucune conversation pour l'instant.",
+    conversation_title: "Conversation du {date}",
+    conversation_title_subject: "{subject}, {date}",
+    conversation_status_active: "Ouverte",
+    conversation_status_ended: "Terminée",
+    message_count: "{count} messages",
+    ended_on: "terminée le {date}",
+    read_conversation: "Lire la conversation",
+    older_messages: "Afficher les messages plus anciens",
+    close_transcript: "Fermer la conversation",
+    no_messages: "Aucun message.",
+    open_conversation: "Ouvrir la conversation n° {id}",
+    memories_short: "Mémoires",
+    evidence_heading: "Tirée de ({count}) :",
+    evidence_unavailable: "Mémoire n° {id}, plus disponible.",
+    // student page (issue 24)
+    student_conversations_heading: "Vos conversations",
+    student_no_conversations: "Aucune conversation pour l'instant.",
+    student_conversation_untitled: "Conversation du {date}",
+    student_conversation_state_active: "En cours",
+    student_conversation_state_ended: "Terminée",
+    student_conversation_started: "commencée le {date}",
+    student_message_count_one: "{count} message",
+    student_message_count_other: "{count} messages",
+    student_open: "Ouvrir",
+    student_end: "Terminer",
+    student_on_screen: "Affichée",
+    student_conversation_end_done: "La conversation « {title} » est terminée.",
+    student_older_messages: "Afficher les messages précédents",
+    student_message_unanswered: "Le tuteur n'a pas répondu à ce message.",
+    student_retry: "Renvoyer",
+    student_files_heading: "Fichiers de cette conversation",
+    student_no_files: "Aucun fichier partagé pour l'instant.",
+    student_file_choose: "Partager un fichier (PDF, texte ou image)",
+    student_file_upload: "Envoyer le fichier",
+    student_file_uploaded: "« {name} » est partagé avec votre tuteur.",
+    student_file_status_pending: "Lecture en cours…",
+    student_file_status_ready: "Prêt",
+    student_file_status_unreadable: "Illisible",
+    student_file_ready_pages: "Prêt ({pages} p.)",
+    student_file_unreadable_because: "Illisible : {reason}",
+    student_file_reason_malformed: "le fichier est abîmé",
+    student_file_reason_encrypted: "le fichier est protégé par un mot de passe",
+    student_file_reason_no_text: "aucun texte n'y a été trouvé",
+    student_file_reason_missing: "le fichier est introuvable",
+    student_file_reason_extraction_failed: "sa lecture a échoué",
+    student_file_reason_too_large: "il est trop long à lire",
+    student_file_reason_too_slow: "sa lecture a pris trop de temps",
+    student_quizzes_heading: "Quiz",
+    student_no_open_quizzes: "Aucun quiz à faire.",
+    student_quizzes_done_heading: "Quiz faits",
+    student_quiz_title: "Quiz : {topic}",
+    student_quiz_to_answer_one: "{count} question à faire",
+    student_quiz_to_answer_other: "{count} questions à faire",
+    student_quiz_grading: "Certaines réponses sont en cours de correction…",
+    student_quiz_score: "{correct} sur {total} justes",
+    student_quiz_number_answer: "Votre réponse (un nombre ou une fraction)",
+    student_quiz_text_answer: "Votre réponse",
+    student_quiz_skip_hint: "Une question laissée vide compte comme passée.",
+    student_quiz_submit: "Envoyer mes réponses",
+    student_quiz_answer: "Faire le quiz",
+    student_quiz_see_answers: "Voir les réponses",
+    student_quiz_your_answer: "Votre réponse :",
+    student_quiz_skipped: "(passée)",
+    student_quiz_expected: "Réponse attendue :",
+    student_quiz_sent: "Vos réponses sont corrigées.",
+    student_quiz_sent_grading: "Vos réponses sont envoyées ; certaines sont en cours de correction.",
+    student_quiz_graded: "Le quiz « {topic} » est corrigé.",
+    student_quiz_made: "Le tuteur a préparé un quiz : {topic}",
+    student_quiz_result_correct: "Juste",
+    student_quiz_result_incorrect: "Faux",
+    student_quiz_result_pending: "En cours de correction…",
+    student_quiz_result_ungraded: "N'a pas pu être corrigée",
+    student_quiz_mark_correct: "✓",
+    student_quiz_mark_incorrect: "✗",
+    student_quiz_mark_pending: "…",
+    student_quiz_mark_ungraded: "?",
+    student_tasks_heading: "Vos devoirs",
+    student_no_tasks: "Aucun devoir pour l'instant.",
+    student_task_status: "Où vous en êtes",
+    student_task_todo: "À faire",
+    student_task_in_progress: "En cours",
+    student_task_done: "Fait",
+    student_task_due: "pour le {date}",
+    student_task_overdue: "En retard",
+    student_task_saved: "« {title} » : {status}.",
+    student_task_set_by_tutor: "Indiqué par le tuteur : {reason}",
+    student_ask_heading: "Que sait mon tuteur de moi ?",
+    student_ask_intro: "Demandez à votre tuteur ce qu'il sait de vous, et voyez d'où vient chaque chose.",
+    student_ask_about_me: "Que sais-tu de moi ?",
+    student_ask_about_me_question: "Que sais-tu de moi ?",
+    student_ask_thinking: "Votre tuteur rassemble ce qu'il sait…",
+    student_ask_done: "Voici ce que sait votre tuteur.",
+    student_ask_insufficient: "Votre tuteur ne sait pas encore grand-chose de vous.",
+    student_ask_sources: "D'où ça vient",
+    student_ask_source_number: "source {n}",
+    student_citation_memory: "Mémoire",
+    student_citation_quiz: "Quiz",
+    student_citation_skill: "Compétence",
+    student_citation_task: "Devoir",
+    student_citation_file: "Fichier",
+    student_citation_card: "Votre profil",
+    student_safety_notice_heading: "De l'aide, tout de suite",
+    student_safety_call: "Appeler le",
+    student_later: "plus tard",
+    student_error_unavailable: "Le tuteur n'est pas disponible pour le moment. Réessayez plus tard.",
+    student_error_unavailable_kept: "Le tuteur n'est pas disponible pour le moment. Votre message est gardé ; réessayez plus tard.",
+    student_error_budget: "Vous avez atteint la limite d'utilisation du tuteur pour le moment. Vous pourrez reprendre à partir du {date}.",
+    student_error_throttled_kept: "Vous envoyez des messages un peu vite. Votre message est gardé ; attendez un instant, puis renvoyez-le.",
+    student_error_busy: "Le tuteur répond encore à votre message précédent. Attendez sa réponse, puis renvoyez celui-ci.",
+    student_error_cut: "La réponse a été coupée. Votre message est gardé ; renvoyez-le.",
+    student_error_network_kept: "Le serveur est injoignable. Votre message est gardé ; vérifiez votre connexion et renvoyez-le."
   };
   var STRINGS = { en, fr };
   var current = document.documentElement.lang.startsWith("fr") ? "fr" : "en";
@@ -930,7 +1432,13 @@
     }
     return node;
   }
+  var pageErrorText = () => null;
+  function setErrorText(text) {
+    pageErrorText = text;
+  }
   function errorMessage(error) {
+    const own = pageErrorText(error);
+    if (own !== null) return own;
     if (error instanceof ApiError) return error.fromServer ? error.message : t("error_http", { status: error.status });
     if (error instanceof TypeError) return t("error_network");
     return error instanceof Error ? error.message : String(error);
@@ -956,7 +1464,7 @@
   function label(key) {
     return t(key);
   }
-  async function run(page) {
+  async function run(page2) {
     translatePage();
     const loginSection = byId("login");
     const account = byId("account");
@@ -970,19 +1478,19 @@
       languageSelect.value = lang;
       translatePage();
       if (me) byId("whoami").textContent = t("signed_in_as", { name: displayName(me) });
-      page.redraw();
+      page2.redraw();
     }
     async function signedIn(user) {
       me = user;
       loginSection.hidden = true;
       account.hidden = false;
       showLanguage(user.language ?? "en");
-      if ((user.role ?? "student") !== page.role) {
+      if ((user.role ?? "student") !== page2.role) {
         wrongPage.hidden = false;
         return;
       }
       app.hidden = false;
-      await page.start(user);
+      await page2.start(user);
     }
     function signedOut() {
       me = null;
@@ -990,7 +1498,7 @@
       app.hidden = true;
       wrongPage.hidden = true;
       loginSection.hidden = false;
-      page.reset();
+      page2.reset();
       byId("username").focus();
     }
     byId("login-form").addEventListener("submit", (event) => {
@@ -1041,47 +1549,164 @@
     return full ? `${full} (${user.username})` : user.username;
   }
 
-  // web/src/student.ts
+  // web/src/student_state.ts
+  var state = { me: null, conversation: null };
+  var ANNOUNCE_MS = 8e3;
+  var announced = 0;
+  function announce(text) {
+    const region = byId("page-status");
+    region.textContent = text;
+    const shown2 = ++announced;
+    window.setTimeout(() => {
+      if (shown2 === announced) region.textContent = "";
+    }, ANNOUNCE_MS);
+  }
+  function plural(count) {
+    return new Intl.PluralRules(language()).select(count) === "one" ? "one" : "other";
+  }
+  function isOpen(conversation = state.conversation) {
+    return conversation !== null && conversation.status === "active";
+  }
+
+  // web/src/student_ask.ts
+  var MARKER = /\s?\[([^[\]\n]{1,200})\]/g;
+  var answer = null;
+  function citationId(index) {
+    return `ask-citation-${index + 1}`;
+  }
+  function answerText(shown2) {
+    const number = new Map(shown2.citations.map((c, index) => [c.ref.toLowerCase(), index]));
+    const paragraph = h("p", { class: "ask-text" });
+    let last = 0;
+    for (const match of shown2.answer.matchAll(MARKER)) {
+      const ref = (match[1] ?? "").trim().toLowerCase();
+      const index = number.get(ref);
+      if (index === void 0) continue;
+      paragraph.append(
+        shown2.answer.slice(last, match.index),
+        h(
+          "sup",
+          {},
+          h(
+            "a",
+            { href: `#${citationId(index)}`, "aria-label": t("student_ask_source_number", { n: index + 1 }) },
+            `[${index + 1}]`
+          )
+        )
+      );
+      last = (match.index ?? 0) + match[0].length;
+    }
+    paragraph.append(shown2.answer.slice(last));
+    return paragraph;
+  }
+  function draw() {
+    const box = byId("ask-answer");
+    box.hidden = answer === null;
+    if (!answer) {
+      box.replaceChildren();
+      return;
+    }
+    const parts = [
+      answerText(answer),
+      answer.insufficient ? h("p", { class: "muted" }, t("student_ask_insufficient")) : null,
+      answer.citations.length > 0 ? h("h3", {}, t("student_ask_sources")) : null,
+      answer.citations.length > 0 ? h(
+        "ol",
+        { class: "citations" },
+        ...answer.citations.map(
+          (citation, index) => h(
+            "li",
+            { id: citationId(index), "data-citation": citation.ref },
+            h("span", { class: "citation-kind" }, t(`student_citation_${citation.kind}`)),
+            " · ",
+            h("strong", { class: "citation-title" }, citation.title),
+            citation.excerpt ? h("p", { class: "citation-excerpt" }, citation.excerpt) : null
+          )
+        )
+      ) : null
+    ];
+    box.replaceChildren(...parts.filter((part) => part !== null));
+  }
+  function redrawAsk() {
+    draw();
+  }
+  function resetAsk() {
+    answer = null;
+    byId("ask-status").textContent = "";
+    draw();
+  }
+  byId("ask-about-me").addEventListener("click", (event) => {
+    const me = state.me;
+    if (!me) return;
+    const status = byId("ask-status");
+    void act(event.currentTarget, async () => {
+      status.textContent = t("student_ask_thinking");
+      try {
+        const answered = unwrap(
+          await api.POST("/api/v1/students/{student_id}/ask/", {
+            params: { path: { student_id: me.id } },
+            body: { question: t("student_ask_about_me_question") },
+            headers: { Accept: "application/json" }
+          })
+        );
+        if (state.me?.id !== me.id) return;
+        answer = answered;
+        draw();
+        status.textContent = t("student_ask_done");
+      } catch (error) {
+        status.textContent = "";
+        throw error;
+      }
+    });
+  });
+
+  // web/src/student_errors.ts
+  var StreamCut = class extends Error {
+    constructor() {
+      super("the reply's stream ended early");
+      this.name = "StreamCut";
+    }
+  };
+  var UNAVAILABLE = /* @__PURE__ */ new Set([
+    "model_not_configured",
+    "model_unavailable",
+    "model_bad_response",
+    "turn_failed",
+    "service_unavailable",
+    "server_shutting_down",
+    "database_unavailable"
+  ]);
+  function studentErrorText(error, kept = false) {
+    if (error instanceof StreamCut) return t("student_error_cut");
+    if (error instanceof TypeError) return t(kept ? "student_error_network_kept" : "error_network");
+    if (!(error instanceof ApiError)) return null;
+    if (error.code === "budget_exceeded") {
+      const details = error.details;
+      const date = typeof details.resets_at === "string" ? formatDate(details.resets_at) : t("student_later");
+      return t("student_error_budget", { date });
+    }
+    if (error.code === "throttled") return kept ? t("student_error_throttled_kept") : null;
+    if (error.code === "conversation_busy") return t("student_error_busy");
+    if (UNAVAILABLE.has(error.code) || error.status >= 500) {
+      return t(kept ? "student_error_unavailable_kept" : "student_error_unavailable");
+    }
+    return null;
+  }
+  function canRetry(error) {
+    if (error instanceof StreamCut || error instanceof TypeError) return true;
+    return error instanceof ApiError && (error.retrySafe || UNAVAILABLE.has(error.code) || error.status >= 500);
+  }
+
+  // web/src/student_memories.ts
   var SUMMARY_POLL_MS = 1500;
   var SUMMARY_WAIT_MS = 12e4;
   var PAGE_SIZE = 50;
-  var conversation = null;
-  var messages = [];
   var memories = [];
   var memoriesNext = false;
   var memoriesPage = 1;
-  var pending = null;
   var summaryWatch = 0;
-  var messageList = () => byId("messages");
-  var sendForm = () => byId("send-form");
-  function messageItem(role, content) {
-    return h(
-      "li",
-      { class: `message ${role}` },
-      h("span", { class: "who" }, t(role === "student" ? "you" : "tutor")),
-      h("p", { class: "text" }, content)
-    );
-  }
-  function drawConversation() {
-    const status = byId("conversation-status");
-    const list = messageList();
-    list.replaceChildren(...messages.map((m) => messageItem(m.role === "student" ? "student" : "tutor", m.content)));
-    if (!conversation) {
-      status.textContent = t("no_conversation");
-    } else if (conversation.status === "ended") {
-      status.textContent = t("conversation_ended");
-    } else {
-      const date = formatDate(conversation.created_at);
-      status.textContent = conversation.subject ? t("conversation_open_subject", { subject: conversation.subject, date }) : t("conversation_open", { date });
-    }
-    list.hidden = messages.length === 0;
-    const open = conversation !== null && conversation.status === "active";
-    sendForm().hidden = !open;
-    byId("new-conversation").hidden = open;
-  }
-  function drawMemories() {
-    const list = byId("memories");
-    list.replaceChildren(
+  function draw2() {
+    byId("memories").replaceChildren(
       ...memories.map(
         (memory) => h(
           "li",
@@ -1103,97 +1728,29 @@
     byId("more-memories").hidden = !memoriesNext;
   }
   async function loadMemories(more = false) {
-    const page = more ? memoriesPage + 1 : 1;
-    const data = unwrap(await api.GET("/api/v1/memories/", { params: { query: { page, page_size: PAGE_SIZE } } }));
+    const page2 = more ? memoriesPage + 1 : 1;
+    const data = unwrap(await api.GET("/api/v1/memories/", { params: { query: { page: page2, page_size: PAGE_SIZE } } }));
     memories = more ? [...memories, ...data.results] : data.results;
-    memoriesPage = page;
+    memoriesPage = page2;
     memoriesNext = Boolean(data.next);
-    drawMemories();
+    draw2();
   }
-  async function resumeConversation() {
-    const before = conversation;
-    const latest = unwrap(await api.GET("/api/v1/conversations/", { params: { query: { page_size: 1 } } })).results[0];
-    const detail = latest && latest.status === "active" ? unwrap(
-      await api.GET("/api/v1/conversations/{conversation_id}/", {
-        params: { path: { conversation_id: latest.id } }
-      })
-    ) : null;
-    if (conversation !== before) return;
-    conversation = detail;
-    messages = detail ? [...detail.messages.results].reverse() : [];
-  }
-  async function send(content) {
-    if (!conversation) return;
-    const id = pending?.content === content ? pending.id : newClientMessageId();
-    pending = { content, id };
-    const list = messageList();
-    const button = byId("send");
-    const status = byId("turn-status");
-    let reply = null;
-    button.disabled = true;
-    list.setAttribute("aria-busy", "true");
-    status.textContent = t("sending");
-    showError(null);
-    try {
-      for await (const event of turnStream(api, conversation.id, { content, client_message_id: id })) {
-        if (event.event === "message") {
-          if (!messages.some((m) => m.id === event.data.id)) {
-            messages.push(event.data);
-            list.append(messageItem("student", event.data.content));
-            list.hidden = false;
-          }
-          byId("message").value = "";
-        } else if (event.event === "delta") {
-          if (!reply) {
-            const item = messageItem("tutor", "");
-            item.classList.add("streaming");
-            list.append(item);
-            reply = item.querySelector(".text");
-          }
-          reply?.append(event.data.content);
-        } else if (event.event === "memory") {
-          status.textContent = t("memory_saved", { title: event.data.title });
-          memories = [event.data, ...memories.filter((m) => m.id !== event.data.id)];
-          drawMemories();
-        } else if (event.event === "done") {
-          if (!reply) {
-            list.append(messageItem("tutor", ""));
-            reply = list.lastElementChild?.querySelector(".text") ?? null;
-          }
-          if (reply) reply.textContent = event.data.content;
-          reply?.parentElement?.classList.remove("streaming");
-          messages.push(event.data);
-          if (!reply?.isConnected) drawConversation();
-          pending = null;
-          status.textContent = "";
-          return;
-        } else {
-          throw new ApiError(0, event.data);
-        }
-      }
-      throw new Error(t("error_stream"));
-    } catch (error) {
-      reply?.closest("li")?.remove();
-      status.textContent = "";
-      const box = byId("message");
-      if (!box.value) box.value = content;
-      showError(error);
-    } finally {
-      list.setAttribute("aria-busy", "false");
-      button.disabled = false;
-    }
+  function memoryAdded(memory) {
+    memories = [memory, ...memories.filter((m) => m.id !== memory.id)];
+    draw2();
   }
   function watchForSummary(conversationId) {
     const status = byId("memories-status");
-    const watch = ++summaryWatch;
+    const watch2 = ++summaryWatch;
     const deadline = Date.now() + SUMMARY_WAIT_MS;
     status.textContent = t("summary_pending");
     const poll = async () => {
-      if (watch !== summaryWatch) return;
+      if (watch2 !== summaryWatch) return;
       try {
         await loadMemories();
       } catch {
       }
+      if (watch2 !== summaryWatch) return;
       if (memories.some((m) => m.kind === "summary" && m.source_conversation === conversationId)) {
         status.textContent = t("summary_ready");
       } else if (Date.now() > deadline) {
@@ -1204,70 +1761,901 @@
     };
     window.setTimeout(() => void poll(), SUMMARY_POLL_MS);
   }
-  byId("new-conversation").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const subject = byId("subject");
-    void act(event.currentTarget.querySelector("button"), async () => {
-      conversation = unwrap(await api.POST("/api/v1/conversations/", { body: { subject: subject.value.trim() } }));
-      messages = [];
-      pending = null;
-      subject.value = "";
-      drawConversation();
-      byId("message").focus();
-    });
-  });
-  sendForm().addEventListener("submit", (event) => {
-    event.preventDefault();
-    const content = byId("message").value;
-    if (content.trim()) void send(content);
-  });
-  byId("message").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      sendForm().requestSubmit();
-    }
-  });
-  byId("end").addEventListener("click", (event) => {
-    const current2 = conversation;
-    if (!current2) return;
-    void act(event.currentTarget, async () => {
-      conversation = unwrap(
-        await api.POST("/api/v1/conversations/{conversation_id}/end/", {
-          params: { path: { conversation_id: current2.id } }
-        })
-      );
-      pending = null;
-      drawConversation();
-      watchForSummary(current2.id);
-    });
-  });
+  function redrawMemories() {
+    draw2();
+  }
+  function resetMemories() {
+    memories = [];
+    memoriesNext = false;
+    summaryWatch++;
+    byId("memories-status").textContent = "";
+    draw2();
+  }
   byId("refresh-memories").addEventListener("click", (event) => {
     void act(event.currentTarget, () => loadMemories());
   });
   byId("more-memories").addEventListener("click", (event) => {
     void act(event.currentTarget, () => loadMemories(true));
   });
+
+  // web/src/student_quizzes.ts
+  var GRADING_POLL_MS = 1500;
+  var GRADING_WAIT_MS = 12e4;
+  var LIST_SIZE = 20;
+  var quizzes = /* @__PURE__ */ new Map();
+  var attempts = /* @__PURE__ */ new Map();
+  var watched = /* @__PURE__ */ new Set();
+  var listed = [];
+  var generation = 0;
+  var isFull = (quiz) => "questions" in quiz;
+  function quizRemember(quiz) {
+    quizzes.set(quiz.id, quiz);
+    redrawQuiz(quiz.id);
+    if (quiz.status === "grading") watchGrading(quiz.id);
+  }
+  async function quizFetch(id) {
+    return unwrap(await api.GET("/api/v1/quizzes/{quiz_id}/", { params: { path: { quiz_id: id } } }));
+  }
+  async function conversationQuizzes(conversationId) {
+    const page2 = unwrap(
+      await api.GET("/api/v1/quizzes/", { params: { query: { conversation: conversationId, page_size: LIST_SIZE } } })
+    );
+    const full = await Promise.all(page2.results.map((q) => quizFetch(q.id)));
+    for (const quiz of full) quizzes.set(quiz.id, quiz);
+    for (const quiz of full) if (quiz.status === "grading") watchGrading(quiz.id);
+    return full.reverse();
+  }
+  function score(quiz) {
+    const count = quiz.question_count;
+    if (quiz.status === "open") return t(`student_quiz_to_answer_${plural(count)}`, { count });
+    if (quiz.status === "grading") return t("student_quiz_grading");
+    return t("student_quiz_score", { correct: quiz.correct ?? 0, total: quiz.question_count });
+  }
+  function questionField(question, prefix) {
+    const name = `${prefix}-q${question.id}`;
+    const legend = h("legend", {}, `${question.position}. ${question.prompt}`);
+    if (question.kind === "multiple_choice") {
+      return h(
+        "fieldset",
+        { class: "question", "data-question": String(question.id) },
+        legend,
+        ...question.choices.map(
+          (choice, index) => h(
+            "label",
+            { class: "choice" },
+            h("input", { type: "radio", name, value: choice, id: `${name}-c${index}` }),
+            h("span", {}, choice)
+          )
+        )
+      );
+    }
+    const input = h("input", {
+      type: "text",
+      name,
+      id: name,
+      maxlength: "1000",
+      autocomplete: "off",
+      ...question.kind === "numeric" ? { inputmode: "decimal" } : {}
+    });
+    return h(
+      "fieldset",
+      { class: "question", "data-question": String(question.id) },
+      legend,
+      h(
+        "p",
+        { class: "field" },
+        h("label", { for: name }, t(`student_quiz_${question.kind === "numeric" ? "number" : "text"}_answer`)),
+        input
+      )
+    );
+  }
+  function given(form, question, prefix) {
+    const name = `${prefix}-q${question.id}`;
+    const field = form.elements.namedItem(name);
+    if (field instanceof RadioNodeList) return field.value;
+    if (!(field instanceof HTMLInputElement)) return "";
+    return field.type === "radio" && !field.checked ? "" : field.value;
+  }
+  async function submit(quiz, form, prefix, place) {
+    const answers = quiz.questions.map((q) => ({ question: q.id, answer: given(form, q, prefix) }));
+    const attempt = attempts.get(quiz.id) ?? newClientMessageId();
+    attempts.set(quiz.id, attempt);
+    const session = generation;
+    const sent = await api.POST("/api/v1/quizzes/{quiz_id}/answers/", {
+      params: { path: { quiz_id: quiz.id } },
+      body: { client_attempt_id: attempt, answers }
+    });
+    if (sent.response.status === 409 && session === generation) {
+      attempts.delete(quiz.id);
+      quizRemember(await quizFetch(quiz.id));
+    }
+    const result = unwrap(sent);
+    if (session !== generation) return;
+    attempts.delete(quiz.id);
+    quizRemember(result.quiz);
+    announce(result.quiz.status === "grading" ? t("student_quiz_sent_grading") : t("student_quiz_sent"));
+    document.querySelector(`[data-quiz="${quiz.id}"][data-place="${place}"] .quiz-score`)?.focus();
+  }
+  function quizForm(quiz, place) {
+    const prefix = `${place}-quiz-${quiz.id}`;
+    const button = h("button", { type: "submit" }, t("student_quiz_submit"));
+    const form = h(
+      "form",
+      { class: "quiz-form" },
+      ...quiz.questions.map((q) => questionField(q, prefix)),
+      h("p", { class: "muted" }, t("student_quiz_skip_hint")),
+      button
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void act(button, () => submit(quiz, form, prefix, place));
+    });
+    return form;
+  }
+  function answerItem(question, answer2) {
+    const result = answer2?.result ?? "ungraded";
+    return h(
+      "li",
+      { class: `answer result-${result}`, "data-question": String(question.id) },
+      h("p", { class: "prompt" }, question.prompt),
+      h(
+        "p",
+        {},
+        `${t("student_quiz_your_answer")} `,
+        h("span", { class: "given" }, answer2?.given ? answer2.given : t("student_quiz_skipped"))
+      ),
+      h(
+        "p",
+        { class: "verdict" },
+        h("span", { "aria-hidden": "true" }, t(`student_quiz_mark_${result}`)),
+        ` ${t(`student_quiz_result_${result}`)}`
+      ),
+      question.expected_answer && result !== "correct" ? h("p", {}, `${t("student_quiz_expected")} `, h("span", { class: "expected" }, question.expected_answer)) : null,
+      question.explanation ? h("p", { class: "explanation" }, question.explanation) : null,
+      answer2?.feedback ? h("p", { class: "feedback" }, answer2.feedback) : null
+    );
+  }
+  function quizResult(quiz) {
+    const byQuestion = new Map(quiz.answers.map((a) => [a.question, a]));
+    return h("ol", { class: "answers" }, ...quiz.questions.map((q) => answerItem(q, byQuestion.get(q.id))));
+  }
+  function loadButton(quiz) {
+    const text = t(quiz.status === "open" ? "student_quiz_answer" : "student_quiz_see_answers");
+    const button = h("button", { type: "button", class: "secondary" }, text);
+    button.addEventListener("click", () => {
+      void act(button, async () => quizRemember(await quizFetch(quiz.id)));
+    });
+    return button;
+  }
+  function quizCard(id, place) {
+    const quiz = quizzes.get(id);
+    const card = h("article", { class: "quiz", "data-quiz": String(id), "data-place": place });
+    if (!quiz) return card;
+    card.classList.add(`quiz-${quiz.status}`);
+    const titleId = `${place}-quiz-${id}-title`;
+    card.setAttribute("aria-labelledby", titleId);
+    let body;
+    if (!isFull(quiz)) body = loadButton(quiz);
+    else if (quiz.status === "open") body = quizForm(quiz, place);
+    else body = quizResult(quiz);
+    card.append(
+      h("h3", { id: titleId }, t("student_quiz_title", { topic: quiz.topic })),
+      h("p", { class: "meta" }, [quiz.skill, formatDate(quiz.created_at)].filter(Boolean).join(" · ")),
+      h("p", { class: "quiz-score", tabindex: "-1" }, score(quiz)),
+      body
+    );
+    return card;
+  }
+  function redrawQuiz(id) {
+    for (const node of document.querySelectorAll(`[data-quiz="${id}"]`)) {
+      node.replaceWith(quizCard(id, node.dataset.place ?? "list"));
+    }
+    if (listed.includes(id)) drawList();
+  }
+  function watchGrading(id) {
+    if (watched.has(id)) return;
+    watched.add(id);
+    const session = generation;
+    const deadline = Date.now() + GRADING_WAIT_MS;
+    const poll = async () => {
+      if (session !== generation) return;
+      try {
+        const quiz = await quizFetch(id);
+        if (session !== generation) return;
+        if (quiz.status !== "grading") {
+          watched.delete(id);
+          quizRemember(quiz);
+          announce(t("student_quiz_graded", { topic: quiz.topic }));
+          return;
+        }
+      } catch {
+      }
+      if (Date.now() < deadline) window.setTimeout(() => void poll(), GRADING_POLL_MS);
+      else watched.delete(id);
+    };
+    window.setTimeout(() => void poll(), GRADING_POLL_MS);
+  }
+  function listCard(id, fresh) {
+    const shown2 = fresh ? null : document.querySelector(`#quizzes [data-quiz="${id}"]`);
+    return h("li", {}, shown2 ?? quizCard(id, "list"));
+  }
+  function drawList(fresh = false) {
+    const items = listed.map((id) => quizzes.get(id)).filter((q) => q !== void 0);
+    const open = items.filter((q) => q.status === "open");
+    const done = items.filter((q) => q.status !== "open");
+    byId("quizzes-open").replaceChildren(...open.map((q) => listCard(q.id, fresh)));
+    byId("quizzes-done").replaceChildren(...done.map((q) => listCard(q.id, fresh)));
+    byId("quizzes-open-empty").hidden = open.length > 0;
+    byId("quizzes-done-heading").hidden = done.length === 0;
+  }
+  async function loadQuizzes() {
+    const session = generation;
+    const page2 = unwrap(await api.GET("/api/v1/quizzes/", { params: { query: { page_size: LIST_SIZE } } }));
+    const open = page2.results.filter((q) => q.status !== "graded" && !isFullKnown(q.id));
+    const full = await Promise.all(open.map((q) => quizFetch(q.id)));
+    if (session !== generation) return;
+    for (const summary of page2.results) if (!isFullKnown(summary.id)) quizzes.set(summary.id, summary);
+    for (const quiz of full) quizzes.set(quiz.id, quiz);
+    for (const quiz of full) if (quiz.status === "grading") watchGrading(quiz.id);
+    listed = page2.results.map((q) => q.id);
+    drawList();
+  }
+  function isFullKnown(id) {
+    const known2 = quizzes.get(id);
+    return known2 !== void 0 && isFull(known2);
+  }
+  function quizListed(quiz) {
+    if (!listed.includes(quiz.id)) listed = [quiz.id, ...listed];
+    quizRemember(quiz);
+    drawList();
+  }
+  function redrawQuizzes() {
+    drawList(true);
+    for (const node of document.querySelectorAll("#messages [data-quiz]")) {
+      node.replaceWith(quizCard(Number(node.dataset.quiz), node.dataset.place ?? "chat"));
+    }
+  }
+  function resetQuizzes() {
+    generation++;
+    quizzes.clear();
+    attempts.clear();
+    watched.clear();
+    listed = [];
+    drawList();
+  }
+
+  // web/src/student_safety.ts
+  var shown = null;
+  function webAddress(url) {
+    try {
+      const parsed = new URL(url);
+      return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
+    } catch {
+      return null;
+    }
+  }
+  function phoneLinks(phone) {
+    const parts = [];
+    phone.split(/\s*[/,;]\s*/).forEach((part, index) => {
+      if (index > 0) parts.push(" / ");
+      const dial = (/^\+?[\d][\d\s.-]*/.exec(part)?.[0] ?? "").replace(/[^\d+]/g, "");
+      parts.push(dial.length >= 2 ? h("a", { href: `tel:${dial}` }, part) : part);
+    });
+    return parts;
+  }
+  function resourceItem(resource) {
+    const url = resource.url ? webAddress(resource.url) : null;
+    return h(
+      "li",
+      { class: "resource" },
+      h("strong", { class: "resource-name" }, resource.name),
+      resource.text && h("p", { class: "resource-text" }, resource.text),
+      resource.phone && h("p", { class: "resource-phone" }, `${t("student_safety_call")} `, ...phoneLinks(resource.phone)),
+      url && h("p", { class: "resource-url" }, h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, url))
+    );
+  }
+  function draw3() {
+    const box = byId("safety-notice");
+    box.hidden = shown === null;
+    if (!shown) {
+      box.replaceChildren();
+      return;
+    }
+    box.replaceChildren(
+      h("h2", { id: "safety-heading", tabindex: "-1" }, t("student_safety_notice_heading")),
+      h("p", { class: "safety-message" }, shown.message)
+    );
+    if (shown.resources.length > 0) box.append(h("ul", { class: "resources" }, ...shown.resources.map(resourceItem)));
+  }
+  function showSafety(notice) {
+    shown = notice;
+    draw3();
+    const heading = byId("safety-heading");
+    heading.scrollIntoView({ block: "start" });
+    heading.focus();
+  }
+  function redrawSafety() {
+    draw3();
+  }
+  function resetSafety() {
+    shown = null;
+    draw3();
+  }
+
+  // web/src/student_chat.ts
+  var messages = [];
+  var nextBefore = null;
+  var quizzes2 = [];
+  var failed = /* @__PURE__ */ new Map();
+  var sending = null;
+  var turnEnded = () => void 0;
+  function onTurnEnd(listener) {
+    turnEnded = listener;
+  }
+  var log = () => byId("messages");
+  function messageItem(role, content) {
+    return h(
+      "li",
+      { class: `message ${role}` },
+      h("span", { class: "who" }, t(role === "student" ? "you" : "tutor")),
+      h("p", { class: "text" }, content)
+    );
+  }
+  function retryButton(content, id, note) {
+    const button = h(
+      "button",
+      { type: "button", class: "secondary retry", "aria-describedby": note },
+      t("student_retry")
+    );
+    button.disabled = sending !== null;
+    button.addEventListener("click", () => void send(content, id));
+    return button;
+  }
+  function unansweredItem(content, id, error) {
+    const item2 = messageItem("student", content);
+    item2.classList.add("unanswered");
+    const note = `unanswered-${id ?? "unknown"}`;
+    if (id) item2.dataset.clientMessageId = id;
+    item2.append(
+      h(
+        "p",
+        { class: "unanswered-note", id: note },
+        h("span", { class: "mark", "aria-hidden": "true" }, "!"),
+        ` ${error}`
+      )
+    );
+    if (id && isOpen()) item2.append(retryButton(content, id, note));
+    return item2;
+  }
+  function studentItem(message, answered) {
+    const id = message.client_message_id;
+    if (answered.has(message.id) || id !== null && id === sending) return messageItem("student", message.content);
+    const error = id !== null && failed.get(id)?.error || t("student_message_unanswered");
+    return unansweredItem(message.content, id, error);
+  }
+  function quizItem(id) {
+    return h("li", { class: "message quiz-message" }, quizCard(id, "chat"));
+  }
+  function drawChat() {
+    const conversation = state.conversation;
+    const status = byId("conversation-status");
+    if (!conversation) {
+      status.textContent = t("no_conversation");
+    } else if (conversation.status === "ended") {
+      status.textContent = t("conversation_ended");
+    } else {
+      const date = formatDate(conversation.created_at);
+      status.textContent = conversation.subject ? t("conversation_open_subject", { subject: conversation.subject, date }) : t("conversation_open", { date });
+    }
+    const answered = new Set(messages.map((m) => m.reply_to).filter((id) => id !== null));
+    const entries = [
+      ...messages.map((m) => ({
+        at: Date.parse(m.created_at),
+        order: m.seq,
+        node: () => m.role === "student" ? studentItem(m, answered) : messageItem("tutor", m.content)
+      })),
+      ...quizzes2.map((q) => ({ at: Date.parse(q.at), order: Number.MAX_SAFE_INTEGER, node: () => quizItem(q.id) }))
+    ];
+    entries.sort((a, b) => a.at - b.at || a.order - b.order);
+    const stored = new Set(messages.map((m) => m.client_message_id));
+    const unsent = [...failed].filter(
+      ([id, f]) => f.conversation === conversation?.id && !stored.has(id) && id !== sending
+    );
+    const list = log();
+    list.replaceChildren(
+      ...entries.map((e) => e.node()),
+      ...unsent.map(([id, f]) => unansweredItem(f.content, id, f.error))
+    );
+    list.hidden = list.childElementCount === 0;
+    byId("older-messages").hidden = nextBefore === null;
+    byId("send-form").hidden = !isOpen();
+  }
+  function showChat(latest, before, made) {
+    messages = [...latest].reverse();
+    nextBefore = before;
+    quizzes2 = made.map((q) => ({ id: q.id, at: q.created_at }));
+    drawChat();
+  }
+  function resetChat() {
+    messages = [];
+    nextBefore = null;
+    quizzes2 = [];
+    failed.clear();
+    byId("turn-status").textContent = "";
+    drawChat();
+  }
+  async function olderMessages() {
+    const conversation = state.conversation;
+    if (!conversation || nextBefore === null) return;
+    const page2 = unwrap(
+      await api.GET("/api/v1/conversations/{conversation_id}/messages/", {
+        params: { path: { conversation_id: conversation.id }, query: { before: nextBefore } }
+      })
+    );
+    if (state.conversation?.id !== conversation.id) return;
+    const known2 = new Set(messages.map((m) => m.id));
+    messages = [...page2.results.filter((m) => !known2.has(m.id)).reverse(), ...messages];
+    nextBefore = page2.next_before;
+    drawChat();
+  }
+  async function send(content, id) {
+    const conversation = state.conversation;
+    if (!conversation || sending !== null) return;
+    sending = id;
+    const list = log();
+    const button = byId("send");
+    const box = byId("message");
+    const status = byId("turn-status");
+    let reply = null;
+    button.disabled = true;
+    drawChat();
+    list.setAttribute("aria-busy", "true");
+    status.textContent = t("sending");
+    showError(null);
+    try {
+      for await (const event of turnStream(api, conversation.id, { content, client_message_id: id })) {
+        if (state.conversation?.id !== conversation.id) return;
+        if (event.event === "message") {
+          if (!messages.some((m) => m.id === event.data.id)) {
+            messages.push(event.data);
+            list.append(messageItem("student", event.data.content));
+            list.hidden = false;
+          }
+          if (box.value === content) box.value = "";
+        } else if (event.event === "delta") {
+          if (!reply) {
+            const item2 = messageItem("tutor", "");
+            item2.classList.add("streaming");
+            list.append(item2);
+            reply = item2.querySelector(".text");
+          }
+          reply?.append(event.data.content);
+        } else if (event.event === "reply_replaced") {
+          if (reply) reply.textContent = event.data.content;
+        } else if (event.event === "memory") {
+          status.textContent = t("memory_saved", { title: event.data.title });
+          memoryAdded(event.data);
+        } else if (event.event === "quiz") {
+          quizzes2.push({ id: event.data.id, at: event.data.created_at });
+          quizListed(event.data);
+          const item2 = quizItem(event.data.id);
+          if (reply) reply.closest("li")?.before(item2);
+          else list.append(item2);
+          status.textContent = t("student_quiz_made", { topic: event.data.topic });
+        } else if (event.event === "safety") {
+          showSafety(event.data);
+        } else if (event.event === "done") {
+          if (!reply) {
+            list.append(messageItem("tutor", ""));
+            reply = list.lastElementChild?.querySelector(".text") ?? null;
+          }
+          if (reply) reply.textContent = event.data.content;
+          reply?.parentElement?.classList.remove("streaming");
+          messages.push(event.data);
+          failed.delete(id);
+          sending = null;
+          if (!reply?.isConnected) drawChat();
+          status.textContent = "";
+          return;
+        } else {
+          throw new ApiError(0, event.data);
+        }
+      }
+      throw new StreamCut();
+    } catch (error) {
+      reply?.closest("li")?.remove();
+      status.textContent = "";
+      sending = null;
+      if (canRetry(error)) {
+        const text = studentErrorText(error, true) ?? t("student_message_unanswered");
+        failed.set(id, { conversation: conversation.id, content, error: text });
+        if (box.value === content) box.value = "";
+        const active = document.activeElement;
+        const atForm = active === document.body || Boolean(active?.closest("#send-form, .retry"));
+        if (state.conversation?.id !== conversation.id) return;
+        drawChat();
+        if (atForm) list.querySelector(`[data-client-message-id="${CSS.escape(id)}"] .retry`)?.focus();
+      } else {
+        failed.delete(id);
+        if (!box.value) box.value = content;
+        showError(error);
+        if (state.conversation?.id === conversation.id) drawChat();
+      }
+    } finally {
+      if (sending === id) sending = null;
+      list.setAttribute("aria-busy", "false");
+      button.disabled = false;
+      turnEnded(conversation.id);
+    }
+  }
+  byId("send-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const content = byId("message").value;
+    if (content.trim()) void send(content, newClientMessageId());
+  });
+  byId("message").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      byId("send-form").requestSubmit();
+    }
+  });
+  byId("older-messages").addEventListener("click", (event) => {
+    const button = event.currentTarget;
+    button.disabled = true;
+    olderMessages().catch(showError).finally(() => {
+      button.disabled = false;
+    });
+  });
+
+  // web/src/student_files.ts
+  var POLL_MS = 1500;
+  var WAIT_MS = 9e4;
+  var files = [];
+  var shownFor = null;
+  var watch = 0;
+  function size(bytes) {
+    const kilobytes = bytes / 1024;
+    const [value, unit] = kilobytes < 1024 ? [kilobytes, "kilobyte"] : [kilobytes / 1024, "megabyte"];
+    return new Intl.NumberFormat(language(), { style: "unit", unit, maximumFractionDigits: value < 10 ? 1 : 0 }).format(
+      value
+    );
+  }
+  function statusText(file) {
+    if (file.status === "unreadable") {
+      return file.reason ? t("student_file_unreadable_because", { reason: t(`student_file_reason_${file.reason}`) }) : t("student_file_status_unreadable");
+    }
+    if (file.status === "ready" && file.pages) return t("student_file_ready_pages", { pages: file.pages });
+    return t(`student_file_status_${file.status}`);
+  }
+  function draw4() {
+    const section = byId("files-section");
+    section.hidden = state.conversation === null;
+    byId("file-form").hidden = !isOpen();
+    byId("files-empty").hidden = files.length > 0;
+    byId("files").replaceChildren(
+      ...files.map(
+        (file) => h(
+          "li",
+          { class: `file file-${file.status}`, "data-file": String(file.id) },
+          h("span", { class: "file-name" }, file.name),
+          h("span", { class: "meta" }, ` · ${size(file.size)} · `),
+          h("span", { class: "file-status" }, statusText(file))
+        )
+      )
+    );
+  }
+  async function load(conversationId) {
+    const list = unwrap(
+      await api.GET("/api/v1/conversations/{conversation_id}/files/", {
+        params: { path: { conversation_id: conversationId } }
+      })
+    );
+    if (shownFor !== conversationId) return;
+    files = list;
+    draw4();
+    if (files.some((f) => f.status === "pending")) follow(conversationId);
+  }
+  function follow(conversationId) {
+    const token = ++watch;
+    const deadline = Date.now() + WAIT_MS;
+    const poll = async () => {
+      if (token !== watch || shownFor !== conversationId) return;
+      try {
+        const list = unwrap(
+          await api.GET("/api/v1/conversations/{conversation_id}/files/", {
+            params: { path: { conversation_id: conversationId } }
+          })
+        );
+        if (token !== watch || shownFor !== conversationId) return;
+        files = list;
+        draw4();
+        if (!files.some((f) => f.status === "pending")) return;
+      } catch {
+      }
+      if (Date.now() < deadline) window.setTimeout(() => void poll(), POLL_MS);
+    };
+    window.setTimeout(() => void poll(), POLL_MS);
+  }
+  async function showFiles() {
+    const conversation = state.conversation;
+    shownFor = conversation?.id ?? null;
+    watch++;
+    files = [];
+    draw4();
+    if (conversation) await load(conversation.id);
+  }
+  function redrawFiles() {
+    draw4();
+  }
+  function resetFiles() {
+    shownFor = null;
+    watch++;
+    files = [];
+    draw4();
+  }
+  byId("file-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = byId("file-input");
+    const chosen = input.files?.[0];
+    const conversation = state.conversation;
+    if (!chosen || !conversation) return;
+    void act(event.currentTarget.querySelector("button"), async () => {
+      const form = new FormData();
+      form.append("file", chosen);
+      const stored = unwrap(
+        await api.POST("/api/v1/conversations/{conversation_id}/files/", {
+          params: { path: { conversation_id: conversation.id } },
+          // The typed body names the field; the request sends the FormData (multipart) itself.
+          body: { file: chosen.name },
+          bodySerializer: () => form
+        })
+      );
+      if (shownFor !== conversation.id) return;
+      input.value = "";
+      files = [...files.filter((f) => f.id !== stored.id), stored];
+      draw4();
+      announce(t("student_file_uploaded", { name: stored.name }));
+      if (stored.status === "pending") follow(conversation.id);
+    });
+  });
+
+  // web/src/student_conversations.ts
+  var PAGE_SIZE2 = 20;
+  var conversations = [];
+  var page = 1;
+  var next = false;
+  var opening = 0;
+  function conversationTitle(conversation) {
+    return conversation.subject || t("student_conversation_untitled", { date: formatDate(conversation.created_at) });
+  }
+  function known(updated) {
+    conversations = conversations.some((c) => c.id === updated.id) ? conversations.map((c) => c.id === updated.id ? updated : c) : [updated, ...conversations];
+  }
+  function item(conversation) {
+    const titleId = `conversation-${conversation.id}-title`;
+    const current2 = state.conversation?.id === conversation.id;
+    const button = (label2) => h("button", { type: "button", class: "secondary", "aria-describedby": titleId }, label2);
+    const open = button(t("student_open"));
+    open.disabled = current2;
+    open.addEventListener("click", () => void act(open, () => openConversation(conversation.id)));
+    const end = isOpen(conversation) ? button(t("student_end")) : null;
+    end?.addEventListener("click", () => void act(end, () => endConversation(conversation)));
+    const facts = [
+      t(conversation.status === "active" ? "student_conversation_state_active" : "student_conversation_state_ended"),
+      t("student_conversation_started", { date: formatDate(conversation.created_at) }),
+      t(`student_message_count_${plural(conversation.message_count)}`, { count: conversation.message_count })
+    ];
+    return h(
+      "li",
+      {
+        class: `conversation conversation-${conversation.status}`,
+        "data-conversation": String(conversation.id),
+        ...current2 ? { "aria-current": "true" } : {}
+      },
+      h("h3", { id: titleId }, conversationTitle(conversation)),
+      h("p", { class: "meta" }, facts.join(" · ")),
+      h("div", { class: "buttons" }, current2 ? h("span", { class: "current" }, t("student_on_screen")) : open, end)
+    );
+  }
+  function drawConversations() {
+    byId("conversations").replaceChildren(...conversations.map(item));
+    byId("conversations-empty").hidden = conversations.length > 0;
+    byId("more-conversations").hidden = !next;
+  }
+  async function loadConversations(more = false) {
+    const wanted = more ? page + 1 : 1;
+    const data = unwrap(
+      await api.GET("/api/v1/conversations/", { params: { query: { page: wanted, page_size: PAGE_SIZE2 } } })
+    );
+    const seen = new Set(data.results.map((c) => c.id));
+    conversations = more ? [...conversations.filter((c) => !seen.has(c.id)), ...data.results] : data.results;
+    page = wanted;
+    next = Boolean(data.next);
+    drawConversations();
+  }
+  async function openConversation(id) {
+    const request = ++opening;
+    const [detail, quizzes3] = await Promise.all([
+      api.GET("/api/v1/conversations/{conversation_id}/", { params: { path: { conversation_id: id } } }).then(unwrap),
+      conversationQuizzes(id)
+    ]);
+    if (request !== opening) return;
+    const { messages: messages2, ...conversation } = detail;
+    state.conversation = conversation;
+    known(conversation);
+    showChat(messages2.results, messages2.next_before, quizzes3);
+    drawConversations();
+    await showFiles();
+  }
+  async function resumeConversation() {
+    const request = opening;
+    await loadConversations();
+    const latest = conversations.find((c) => c.status === "active");
+    if (latest && request === opening && state.conversation === null) await openConversation(latest.id);
+  }
+  async function endConversation(conversation) {
+    const ended = unwrap(
+      await api.POST("/api/v1/conversations/{conversation_id}/end/", {
+        params: { path: { conversation_id: conversation.id } }
+      })
+    );
+    known(ended);
+    if (state.conversation?.id === ended.id) {
+      state.conversation = ended;
+      drawChat();
+      redrawFiles();
+    }
+    drawConversations();
+    announce(t("student_conversation_end_done", { title: conversationTitle(ended) }));
+    watchForSummary(ended.id);
+  }
+  function resetConversations() {
+    conversations = [];
+    page = 1;
+    next = false;
+    opening++;
+    state.conversation = null;
+    resetChat();
+    resetFiles();
+    drawConversations();
+  }
+  onTurnEnd((id) => {
+    api.GET("/api/v1/conversations/{conversation_id}/", { params: { path: { conversation_id: id }, query: { limit: 1 } } }).then(unwrap).then(({ messages: _latest, ...conversation }) => {
+      known(conversation);
+      if (state.conversation?.id === id) {
+        const changed = state.conversation.status !== conversation.status;
+        state.conversation = conversation;
+        if (changed) drawChat();
+      }
+      drawConversations();
+    }).catch(() => void 0);
+  });
+  byId("new-conversation").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const subject = byId("subject");
+    void act(event.currentTarget.querySelector("button"), async () => {
+      const created = unwrap(await api.POST("/api/v1/conversations/", { body: { subject: subject.value.trim() } }));
+      opening++;
+      state.conversation = created;
+      known(created);
+      subject.value = "";
+      showChat([], null, []);
+      drawConversations();
+      await showFiles();
+      byId("message").focus();
+    });
+  });
+  byId("end").addEventListener("click", (event) => {
+    const current2 = state.conversation;
+    if (!current2) return;
+    void act(event.currentTarget, () => endConversation(current2));
+  });
+  byId("more-conversations").addEventListener("click", (event) => {
+    void act(event.currentTarget, () => loadConversations(true));
+  });
+
+  // web/src/student_tasks.ts
+  var PROGRESS = ["todo", "in_progress", "done"];
+  var PAGE_SIZE3 = 50;
+  var tasks = [];
+  function mine(task) {
+    return task.statuses.find((s) => s.student_id === state.me?.id) ?? task.statuses[0];
+  }
+  function statusSelect(task, current2) {
+    const id = `task-${task.id}-status`;
+    const select = h(
+      "select",
+      { id, name: "status" },
+      ...PROGRESS.map((value) => h("option", { value, selected: value === current2 }, t(`student_task_${value}`)))
+    );
+    select.addEventListener("change", () => {
+      const chosen = PROGRESS.find((p) => p === select.value) ?? "todo";
+      void act(null, async () => {
+        select.disabled = true;
+        try {
+          const updated = unwrap(
+            await api.POST("/api/v1/tasks/{task_id}/status/", {
+              params: { path: { task_id: task.id } },
+              body: { status: chosen }
+            })
+          );
+          tasks = tasks.map((each) => each.id === updated.id ? updated : each);
+          draw5();
+          announce(t("student_task_saved", { title: updated.title, status: t(`student_task_${chosen}`) }));
+          byId(id).focus();
+        } finally {
+          select.disabled = false;
+        }
+      }).then((ok) => {
+        if (!ok) select.value = current2;
+      });
+    });
+    return h("p", { class: "field" }, h("label", { for: id }, t("student_task_status")), select);
+  }
+  function taskItem(task) {
+    const status = mine(task);
+    const current2 = status?.status ?? "todo";
+    const due = task.due_at ? t("student_task_due", { date: formatDate(task.due_at) }) : "";
+    const facts = [task.subject, due].filter(Boolean);
+    return h(
+      "li",
+      { class: `task task-${current2}`, "data-task": String(task.id) },
+      h("h3", {}, task.title),
+      (facts.length > 0 || status?.overdue) && h(
+        "p",
+        { class: "meta" },
+        facts.join(" · "),
+        status?.overdue ? h("strong", { class: "overdue" }, ` ${t("student_task_overdue")}`) : null
+      ),
+      task.instructions && h("p", { class: "instructions" }, task.instructions),
+      status?.set_by === "tutor" && h("p", { class: "muted" }, t("student_task_set_by_tutor", { reason: status.reason || t("none") })),
+      statusSelect(task, current2)
+    );
+  }
+  function draw5() {
+    byId("tasks").replaceChildren(...tasks.map(taskItem));
+    byId("tasks-empty").hidden = tasks.length > 0;
+  }
+  async function loadTasks() {
+    tasks = unwrap(await api.GET("/api/v1/tasks/", { params: { query: { page_size: PAGE_SIZE3 } } })).results;
+    draw5();
+  }
+  function redrawTasks() {
+    draw5();
+  }
+  function resetTasks() {
+    tasks = [];
+    draw5();
+  }
+
+  // web/src/student.ts
+  setErrorText((error) => studentErrorText(error));
   void run({
     role: "student",
-    async start() {
-      await Promise.all([resumeConversation(), loadMemories()]);
-      drawConversation();
+    async start(me) {
+      state.me = me;
+      const loads = await Promise.allSettled([resumeConversation(), loadMemories(), loadQuizzes(), loadTasks()]);
+      const failed2 = loads.find((load2) => load2.status === "rejected");
+      if (failed2) showError(failed2.reason);
     },
     redraw() {
-      drawConversation();
-      drawMemories();
+      drawConversations();
+      drawChat();
+      redrawFiles();
+      redrawQuizzes();
+      redrawTasks();
+      redrawAsk();
+      redrawMemories();
+      redrawSafety();
     },
     reset() {
-      conversation = null;
-      messages = [];
-      memories = [];
-      memoriesNext = false;
-      pending = null;
-      summaryWatch++;
-      byId("memories-status").textContent = "";
-      byId("turn-status").textContent = "";
-      drawConversation();
-      drawMemories();
+      state.me = null;
+      resetConversations();
+      resetQuizzes();
+      resetTasks();
+      resetAsk();
+      resetMemories();
+      resetSafety();
     }
   });
 })();

@@ -30,9 +30,9 @@
     async function coreFetch(schemaPath, fetchOptions) {
       const {
         baseUrl: localBaseUrl,
-        fetch = baseFetch,
+        fetch: fetch2 = baseFetch,
         Request = CustomRequest,
-        headers,
+        headers: headers2,
         params = {},
         parseAs = "json",
         querySerializer: requestQuerySerializer,
@@ -61,7 +61,7 @@
         // the result of this ALSO sets the lowest-priority content-type header. So we re-merge below,
         // setting the content-type at the very beginning to be overwritten.
         // Lastly, based on the way headers work, it’s not a simple “present-or-not” check becauase null intentionally un-sets headers.
-        mergeHeaders(baseHeaders, headers, params.header)
+        mergeHeaders(baseHeaders, headers2, params.header)
       );
       const finalHeaders = mergeHeaders(
         // with no body, we should not to set Content-Type
@@ -70,7 +70,7 @@
           "Content-Type": "application/json"
         },
         baseHeaders,
-        headers,
+        headers2,
         params.header
       );
       const finalMiddlewares = [...globalMiddlewares, ...requestMiddlewares];
@@ -97,7 +97,7 @@
         id = randomID();
         options = Object.freeze({
           baseUrl: finalBaseUrl,
-          fetch,
+          fetch: fetch2,
           parseAs,
           querySerializer,
           bodySerializer,
@@ -127,7 +127,7 @@
       }
       if (!response) {
         try {
-          response = await fetch(request, requestInitExt);
+          response = await fetch2(request, requestInitExt);
         } catch (error2) {
           let errorAfterMiddleware = error2;
           if (finalMiddlewares.length) {
@@ -426,12 +426,12 @@
     }
     return nextURL;
   }
-  function defaultBodySerializer(body, headers) {
+  function defaultBodySerializer(body, headers2) {
     if (body instanceof FormData) {
       return body;
     }
-    if (headers) {
-      const contentType = headers.get instanceof Function ? headers.get("Content-Type") ?? headers.get("content-type") : headers["Content-Type"] ?? headers["content-type"];
+    if (headers2) {
+      const contentType = headers2.get instanceof Function ? headers2.get("Content-Type") ?? headers2.get("content-type") : headers2["Content-Type"] ?? headers2["content-type"];
       if (contentType === "application/x-www-form-urlencoded") {
         return new URLSearchParams(body).toString();
       }
@@ -544,6 +544,42 @@
       throw new ApiError(result.response.status, result.error);
     }
     return result.data;
+  }
+  async function* readServerSentEvents(stream) {
+    const reader = stream.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let event = "message";
+    let data = [];
+    try {
+      for (; ; ) {
+        const { value, done } = await reader.read();
+        buffer += decoder.decode(value, { stream: !done });
+        if (done) buffer += "\n\n";
+        let newline;
+        while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+          if (!done && newline === buffer.length - 1 && buffer.endsWith("\r")) break;
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
+          if (line === "") {
+            if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
+            event = "message";
+            data = [];
+            continue;
+          }
+          if (line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field2 = colon < 0 ? line : line.slice(0, colon);
+          const raw = colon < 0 ? "" : line.slice(colon + 1);
+          const text = raw.startsWith(" ") ? raw.slice(1) : raw;
+          if (field2 === "event") event = text;
+          else if (field2 === "data") data.push(text);
+        }
+        if (done) break;
+      }
+    } finally {
+      await reader.cancel().catch(() => void 0);
+    }
   }
 
   // web/src/i18n.ts
@@ -689,7 +725,260 @@
     source_message: "Student message",
     source_file: "Uploaded file",
     source_reply: "Tutor reply (withheld)",
-    source_pattern: "Pattern across conversations"
+    source_pattern: "Pattern across conversations",
+    // teacher page (issue 24)
+    student_number: "student #{id}",
+    jump_to: "Go to:",
+    // the class
+    class_heading: "My class",
+    classroom: "Class",
+    no_classes: "You have no class yet.",
+    class_unavailable: "The list of your classes cannot be read from this server.",
+    class_no_skills: "No skill has been assessed in this class yet.",
+    class_table_caption: "Mastery per student and skill, {name}",
+    class_average: "class average {value}",
+    legend: "Legend",
+    legend_low: "below 40 %: needs help",
+    legend_learning: "40 to 69 %: learning",
+    legend_near: "70 to 94 %: nearly there",
+    legend_mastered: "95 % or more: mastered",
+    legend_due: "a review of this skill is due",
+    due_mark: "review due",
+    not_assessed: "not assessed",
+    mastery_low: "needs help",
+    mastery_learning: "learning",
+    mastery_near: "nearly there",
+    mastery_mastered: "mastered",
+    // asking
+    ask_heading: "Ask about this student",
+    ask_class_heading: "Ask about the class",
+    ask_intro: "A question in plain words; the answer cites the memories, quizzes and skills it rests on.",
+    ask_question: "Your question",
+    ask_about_student: "Your question about {name}",
+    ask_about_class: "Your question about the class {name}",
+    ask: "Ask",
+    answer_insufficient: "What is known about this does not answer the question.",
+    answer_citations: "Evidence cited:",
+    answer_students: "Students named:",
+    claim_unsupported: "no evidence cited",
+    cite_memory: "Memory",
+    cite_quiz: "Quiz",
+    cite_skill: "Skill",
+    cite_task: "Task",
+    cite_file: "File",
+    cite_card: "Student card",
+    // the card
+    card_short: "Card",
+    card_heading: "Card of {name}",
+    card_heading_none: "Student card",
+    card_intro: "What the tutor always sees first about this student.",
+    card_goals: "Goals",
+    card_accommodations: "Accommodations",
+    card_interests: "Interests",
+    card_level: "Level",
+    card_register: "Preferred register",
+    card_student_editable: "The student may edit",
+    card_size: "Size",
+    card_tokens: "{count} of {limit} tokens",
+    card_edit: "Edit the card",
+    card_one_per_line: "Goals, accommodations and interests: one per line.",
+    card_save: "Save the card",
+    card_saved: "Card saved.",
+    card_unchanged: "Nothing changed.",
+    card_history: "History of changes",
+    card_no_changes: "No change yet.",
+    card_op_add: "added “{value}”",
+    card_op_remove: "removed “{value}”",
+    card_op_set: "set to “{value}”",
+    card_change_applied: "applied",
+    card_change_pending: "waiting for a teacher",
+    card_change_rejected: "rejected",
+    card_source_teacher: "a teacher",
+    card_source_student: "the student",
+    card_source_extraction: "proposed by the tutor from the conversations",
+    card_source_staff: "staff",
+    card_change_accept: "Accept",
+    card_change_reject: "Reject",
+    card_accepted: "Change accepted.",
+    card_rejected: "Change rejected.",
+    // the review queue
+    review_heading: "To review",
+    review_intro: "Changes the tutor proposed and memories that wait for a teacher's decision.",
+    review_empty: "Nothing to review.",
+    review_count: "{count} to review",
+    review_card_change: "Proposed change to the card: {field}",
+    review_supersession: "Possible update of a memory",
+    review_older: "Older",
+    review_newer: "Newer",
+    review_apply: "Replace the older memory",
+    review_dismiss: "Keep both",
+    review_applied: "The older memory was replaced.",
+    review_dismissed: "Both memories kept.",
+    review_needs_review: "To check: {title}",
+    review_confirm: "Confirm as it is",
+    review_confirmed: "Memory confirmed.",
+    confidence_value: "confidence {value}",
+    proposed_by_memory: "from memory #{id}",
+    // learning
+    learning_short: "Learning",
+    learning_heading: "Learning of {name}",
+    skills_heading: "Skills",
+    skills_caption: "Mastery per skill, with the next review",
+    no_skills: "No skill assessed yet.",
+    skill: "Skill",
+    mastery: "Mastery",
+    trend: "Trend",
+    skill_answers: "Right answers",
+    latest_quiz: "Latest quiz",
+    review: "Review",
+    answers_right: "{correct} of {total}",
+    trend_up: "improving",
+    trend_down: "slipping",
+    trend_flat: "steady",
+    review_overdue: "due, {days} days late",
+    review_due_now: "due now",
+    review_next: "next on {date}",
+    quizzes_heading: "Quizzes",
+    no_quizzes: "No quiz yet.",
+    quiz_score: "{correct} of {total} right",
+    quiz_status_open: "not answered yet",
+    quiz_status_grading: "being graded",
+    quiz_status_graded: "graded",
+    quiz_details: "Questions and answers",
+    quiz_choices: "Choices: {choices}",
+    quiz_expected: "Expected: {answer}",
+    quiz_given: "Answered: {answer}",
+    quiz_skipped: "(skipped)",
+    quiz_not_answered: "Not answered.",
+    result_correct: "right",
+    result_incorrect: "wrong",
+    result_pending: "being graded",
+    result_ungraded: "could not be graded",
+    tasks_heading: "Tasks",
+    no_tasks: "No task.",
+    task_status_todo: "to do",
+    task_status_in_progress: "in progress",
+    task_status_done: "done",
+    task_overdue: "late",
+    task_due: "due {date}",
+    task_no_due: "no due date",
+    task_for_class: "for the whole class",
+    task_set_by_tutor: "Status set by the tutor: {reason}",
+    // conversations
+    conversations_heading: "Conversations",
+    no_conversations: "No conversation yet.",
+    conversation_title: "Conversation of {date}",
+    conversation_title_subject: "{subject}, {date}",
+    conversation_status_active: "Open",
+    conversation_status_ended: "Ended",
+    message_count: "{count} messages",
+    ended_on: "ended {date}",
+    read_conversation: "Read the conversation",
+    older_messages: "Show older messages",
+    close_transcript: "Close the conversation",
+    no_messages: "No message.",
+    open_conversation: "Open conversation #{id}",
+    // memories and their evidence
+    memories_short: "Memories",
+    evidence_heading: "Drawn from ({count}):",
+    evidence_unavailable: "Memory #{id}, no longer available.",
+    // student page (issue 24)
+    student_conversations_heading: "Your conversations",
+    student_no_conversations: "No conversation yet.",
+    student_conversation_untitled: "Conversation of {date}",
+    student_conversation_state_active: "Open",
+    student_conversation_state_ended: "Ended",
+    student_conversation_started: "started {date}",
+    student_message_count_one: "{count} message",
+    student_message_count_other: "{count} messages",
+    student_open: "Open",
+    student_end: "End",
+    student_on_screen: "On screen",
+    student_conversation_end_done: "The conversation “{title}” has ended.",
+    student_older_messages: "Show earlier messages",
+    student_message_unanswered: "The tutor has not answered this message.",
+    student_retry: "Send again",
+    student_files_heading: "Files in this conversation",
+    student_no_files: "No file shared yet.",
+    student_file_choose: "Share a file (PDF, text or picture)",
+    student_file_upload: "Send the file",
+    student_file_uploaded: "“{name}” is shared with your tutor.",
+    student_file_status_pending: "Being read…",
+    student_file_status_ready: "Ready",
+    student_file_status_unreadable: "Could not be read",
+    student_file_ready_pages: "Ready ({pages} p.)",
+    student_file_unreadable_because: "Could not be read: {reason}",
+    student_file_reason_malformed: "the file is damaged",
+    student_file_reason_encrypted: "the file is protected by a password",
+    student_file_reason_no_text: "no text was found in it",
+    student_file_reason_missing: "the file is missing",
+    student_file_reason_extraction_failed: "reading it failed",
+    student_file_reason_too_large: "it is too long to read",
+    student_file_reason_too_slow: "it took too long to read",
+    student_quizzes_heading: "Quizzes",
+    student_no_open_quizzes: "No quiz to answer.",
+    student_quizzes_done_heading: "Quizzes answered",
+    student_quiz_title: "Quiz: {topic}",
+    student_quiz_to_answer_one: "{count} question to answer",
+    student_quiz_to_answer_other: "{count} questions to answer",
+    student_quiz_grading: "Some answers are being graded…",
+    student_quiz_score: "{correct} of {total} right",
+    student_quiz_number_answer: "Your answer (a number or a fraction)",
+    student_quiz_text_answer: "Your answer",
+    student_quiz_skip_hint: "A question left blank counts as skipped.",
+    student_quiz_submit: "Send my answers",
+    student_quiz_answer: "Answer the quiz",
+    student_quiz_see_answers: "See the answers",
+    student_quiz_your_answer: "Your answer:",
+    student_quiz_skipped: "(skipped)",
+    student_quiz_expected: "Expected answer:",
+    student_quiz_sent: "Your answers are graded.",
+    student_quiz_sent_grading: "Your answers are sent; some are being graded.",
+    student_quiz_graded: "The quiz “{topic}” is graded.",
+    student_quiz_made: "The tutor made a quiz: {topic}",
+    student_quiz_result_correct: "Right",
+    student_quiz_result_incorrect: "Wrong",
+    student_quiz_result_pending: "Being graded…",
+    student_quiz_result_ungraded: "Could not be graded",
+    student_quiz_mark_correct: "✓",
+    student_quiz_mark_incorrect: "✗",
+    student_quiz_mark_pending: "…",
+    student_quiz_mark_ungraded: "?",
+    student_tasks_heading: "Your tasks",
+    student_no_tasks: "No task for now.",
+    student_task_status: "Where you are",
+    student_task_todo: "To do",
+    student_task_in_progress: "In progress",
+    student_task_done: "Done",
+    student_task_due: "due {date}",
+    student_task_overdue: "Late",
+    student_task_saved: "“{title}”: {status}.",
+    student_task_set_by_tutor: "Set by the tutor: {reason}",
+    student_ask_heading: "What does my tutor know about me?",
+    student_ask_intro: "Ask your tutor what it knows about you, and see where each thing comes from.",
+    student_ask_about_me: "What do you know about me?",
+    student_ask_about_me_question: "What do you know about me?",
+    student_ask_thinking: "Your tutor is gathering what it knows…",
+    student_ask_done: "Here is what your tutor knows.",
+    student_ask_insufficient: "Your tutor does not know much about you yet.",
+    student_ask_sources: "Where it comes from",
+    student_ask_source_number: "source {n}",
+    student_citation_memory: "Memory",
+    student_citation_quiz: "Quiz",
+    student_citation_skill: "Skill",
+    student_citation_task: "Task",
+    student_citation_file: "File",
+    student_citation_card: "Your profile",
+    student_safety_notice_heading: "Help is available right now",
+    student_safety_call: "Call",
+    student_later: "later",
+    student_error_unavailable: "The tutor is not available right now. Try again later.",
+    student_error_unavailable_kept: "The tutor is not available right now. Your message is kept; try again later.",
+    student_error_budget: "You have reached the limit of time with the tutor for now. You can go on from {date}.",
+    student_error_throttled_kept: "You are sending messages a bit fast. Your message is kept; wait a moment, then send it again.",
+    student_error_busy: "The tutor is still answering your previous message. Wait for its answer, then send this one again.",
+    student_error_cut: "The answer was cut off. Your message is kept; send it again.",
+    student_error_network_kept: "The server could not be reached. Your message is kept; check your connection and send it again."
   };
   var fr = {
     app_name: "Tuteur",
@@ -826,7 +1115,253 @@
     source_message: "Message de l'élève",
     source_file: "Fichier envoyé",
     source_reply: "Réponse du tuteur (retenue)",
-    source_pattern: "Tendance sur plusieurs conversations"
+    source_pattern: "Tendance sur plusieurs conversations",
+    // teacher page (issue 24)
+    student_number: "élève n° {id}",
+    jump_to: "Aller à :",
+    class_heading: "Ma classe",
+    classroom: "Classe",
+    no_classes: "Vous n'avez pas encore de classe.",
+    class_unavailable: "La liste de vos classes ne peut pas être lue sur ce serveur.",
+    class_no_skills: "Aucune compétence n'a encore été évaluée dans cette classe.",
+    class_table_caption: "Maîtrise par élève et par compétence, {name}",
+    class_average: "moyenne de la classe {value}",
+    legend: "Légende",
+    legend_low: "moins de 40 % : a besoin d'aide",
+    legend_learning: "de 40 à 69 % : en apprentissage",
+    legend_near: "de 70 à 94 % : presque acquis",
+    legend_mastered: "95 % ou plus : acquis",
+    legend_due: "une révision de cette compétence est due",
+    due_mark: "à réviser",
+    not_assessed: "non évalué",
+    mastery_low: "a besoin d'aide",
+    mastery_learning: "en apprentissage",
+    mastery_near: "presque acquis",
+    mastery_mastered: "acquis",
+    ask_heading: "Poser une question sur cet élève",
+    ask_class_heading: "Poser une question sur la classe",
+    ask_intro: "Une question en langage courant ; la réponse cite les mémoires, quiz et compétences sur lesquels elle s'appuie.",
+    ask_question: "Votre question",
+    ask_about_student: "Votre question sur {name}",
+    ask_about_class: "Votre question sur la classe {name}",
+    ask: "Demander",
+    answer_insufficient: "Ce que l'on sait ne permet pas de répondre à cette question.",
+    answer_citations: "Éléments cités :",
+    answer_students: "Élèves cités :",
+    claim_unsupported: "aucune source citée",
+    cite_memory: "Mémoire",
+    cite_quiz: "Quiz",
+    cite_skill: "Compétence",
+    cite_task: "Tâche",
+    cite_file: "Fichier",
+    cite_card: "Fiche de l'élève",
+    card_short: "Fiche",
+    card_heading: "Fiche de {name}",
+    card_heading_none: "Fiche de l'élève",
+    card_intro: "Ce que le tuteur voit toujours en premier sur cet élève.",
+    card_goals: "Objectifs",
+    card_accommodations: "Aménagements",
+    card_interests: "Centres d'intérêt",
+    card_level: "Niveau",
+    card_register: "Registre de langue préféré",
+    card_student_editable: "L'élève peut modifier",
+    card_size: "Taille",
+    card_tokens: "{count} jetons sur {limit}",
+    card_edit: "Modifier la fiche",
+    card_one_per_line: "Objectifs, aménagements et centres d'intérêt : un par ligne.",
+    card_save: "Enregistrer la fiche",
+    card_saved: "Fiche enregistrée.",
+    card_unchanged: "Rien n'a changé.",
+    card_history: "Historique des modifications",
+    card_no_changes: "Aucune modification pour l'instant.",
+    card_op_add: "ajout de « {value} »",
+    card_op_remove: "retrait de « {value} »",
+    card_op_set: "remplacé par « {value} »",
+    card_change_applied: "appliquée",
+    card_change_pending: "en attente d'un enseignant",
+    card_change_rejected: "refusée",
+    card_source_teacher: "un enseignant",
+    card_source_student: "l'élève",
+    card_source_extraction: "proposée par le tuteur d'après les conversations",
+    card_source_staff: "l'administration",
+    card_change_accept: "Accepter",
+    card_change_reject: "Refuser",
+    card_accepted: "Modification acceptée.",
+    card_rejected: "Modification refusée.",
+    review_heading: "À examiner",
+    review_intro: "Les modifications proposées par le tuteur et les mémoires qui attendent la décision d'un enseignant.",
+    review_empty: "Rien à examiner.",
+    review_count: "{count} à examiner",
+    review_card_change: "Modification proposée pour la fiche : {field}",
+    review_supersession: "Mise à jour possible d'une mémoire",
+    review_older: "Ancienne",
+    review_newer: "Nouvelle",
+    review_apply: "Remplacer l'ancienne mémoire",
+    review_dismiss: "Garder les deux",
+    review_applied: "L'ancienne mémoire a été remplacée.",
+    review_dismissed: "Les deux mémoires sont gardées.",
+    review_needs_review: "À vérifier : {title}",
+    review_confirm: "Confirmer telle quelle",
+    review_confirmed: "Mémoire confirmée.",
+    confidence_value: "confiance {value}",
+    proposed_by_memory: "d'après la mémoire n° {id}",
+    learning_short: "Apprentissages",
+    learning_heading: "Apprentissages de {name}",
+    skills_heading: "Compétences",
+    skills_caption: "Maîtrise par compétence, avec la prochaine révision",
+    no_skills: "Aucune compétence évaluée pour l'instant.",
+    skill: "Compétence",
+    mastery: "Maîtrise",
+    trend: "Tendance",
+    skill_answers: "Bonnes réponses",
+    latest_quiz: "Dernier quiz",
+    review: "Révision",
+    answers_right: "{correct} sur {total}",
+    trend_up: "en progrès",
+    trend_down: "en recul",
+    trend_flat: "stable",
+    review_overdue: "due, {days} jours de retard",
+    review_due_now: "due maintenant",
+    review_next: "prochaine le {date}",
+    quizzes_heading: "Quiz",
+    no_quizzes: "Aucun quiz pour l'instant.",
+    quiz_score: "{correct} bonnes réponses sur {total}",
+    quiz_status_open: "pas encore répondu",
+    quiz_status_grading: "en cours de correction",
+    quiz_status_graded: "corrigé",
+    quiz_details: "Questions et réponses",
+    quiz_choices: "Choix : {choices}",
+    quiz_expected: "Attendu : {answer}",
+    quiz_given: "Répondu : {answer}",
+    quiz_skipped: "(sans réponse)",
+    quiz_not_answered: "Pas de réponse.",
+    result_correct: "juste",
+    result_incorrect: "faux",
+    result_pending: "en cours de correction",
+    result_ungraded: "n'a pas pu être corrigée",
+    tasks_heading: "Tâches",
+    no_tasks: "Aucune tâche.",
+    task_status_todo: "à faire",
+    task_status_in_progress: "en cours",
+    task_status_done: "faite",
+    task_overdue: "en retard",
+    task_due: "pour le {date}",
+    task_no_due: "sans échéance",
+    task_for_class: "pour toute la classe",
+    task_set_by_tutor: "Statut indiqué par le tuteur : {reason}",
+    conversations_heading: "Conversations",
+    no_conversations: "Aucune conversation pour l'instant.",
+    conversation_title: "Conversation du {date}",
+    conversation_title_subject: "{subject}, {date}",
+    conversation_status_active: "Ouverte",
+    conversation_status_ended: "Terminée",
+    message_count: "{count} messages",
+    ended_on: "terminée le {date}",
+    read_conversation: "Lire la conversation",
+    older_messages: "Afficher les messages plus anciens",
+    close_transcript: "Fermer la conversation",
+    no_messages: "Aucun message.",
+    open_conversation: "Ouvrir la conversation n° {id}",
+    memories_short: "Mémoires",
+    evidence_heading: "Tirée de ({count}) :",
+    evidence_unavailable: "Mémoire n° {id}, plus disponible.",
+    // student page (issue 24)
+    student_conversations_heading: "Vos conversations",
+    student_no_conversations: "Aucune conversation pour l'instant.",
+    student_conversation_untitled: "Conversation du {date}",
+    student_conversation_state_active: "En cours",
+    student_conversation_state_ended: "Terminée",
+    student_conversation_started: "commencée le {date}",
+    student_message_count_one: "{count} message",
+    student_message_count_other: "{count} messages",
+    student_open: "Ouvrir",
+    student_end: "Terminer",
+    student_on_screen: "Affichée",
+    student_conversation_end_done: "La conversation « {title} » est terminée.",
+    student_older_messages: "Afficher les messages précédents",
+    student_message_unanswered: "Le tuteur n'a pas répondu à ce message.",
+    student_retry: "Renvoyer",
+    student_files_heading: "Fichiers de cette conversation",
+    student_no_files: "Aucun fichier partagé pour l'instant.",
+    student_file_choose: "Partager un fichier (PDF, texte ou image)",
+    student_file_upload: "Envoyer le fichier",
+    student_file_uploaded: "« {name} » est partagé avec votre tuteur.",
+    student_file_status_pending: "Lecture en cours…",
+    student_file_status_ready: "Prêt",
+    student_file_status_unreadable: "Illisible",
+    student_file_ready_pages: "Prêt ({pages} p.)",
+    student_file_unreadable_because: "Illisible : {reason}",
+    student_file_reason_malformed: "le fichier est abîmé",
+    student_file_reason_encrypted: "le fichier est protégé par un mot de passe",
+    student_file_reason_no_text: "aucun texte n'y a été trouvé",
+    student_file_reason_missing: "le fichier est introuvable",
+    student_file_reason_extraction_failed: "sa lecture a échoué",
+    student_file_reason_too_large: "il est trop long à lire",
+    student_file_reason_too_slow: "sa lecture a pris trop de temps",
+    student_quizzes_heading: "Quiz",
+    student_no_open_quizzes: "Aucun quiz à faire.",
+    student_quizzes_done_heading: "Quiz faits",
+    student_quiz_title: "Quiz : {topic}",
+    student_quiz_to_answer_one: "{count} question à faire",
+    student_quiz_to_answer_other: "{count} questions à faire",
+    student_quiz_grading: "Certaines réponses sont en cours de correction…",
+    student_quiz_score: "{correct} sur {total} justes",
+    student_quiz_number_answer: "Votre réponse (un nombre ou une fraction)",
+    student_quiz_text_answer: "Votre réponse",
+    student_quiz_skip_hint: "Une question laissée vide compte comme passée.",
+    student_quiz_submit: "Envoyer mes réponses",
+    student_quiz_answer: "Faire le quiz",
+    student_quiz_see_answers: "Voir les réponses",
+    student_quiz_your_answer: "Votre réponse :",
+    student_quiz_skipped: "(passée)",
+    student_quiz_expected: "Réponse attendue :",
+    student_quiz_sent: "Vos réponses sont corrigées.",
+    student_quiz_sent_grading: "Vos réponses sont envoyées ; certaines sont en cours de correction.",
+    student_quiz_graded: "Le quiz « {topic} » est corrigé.",
+    student_quiz_made: "Le tuteur a préparé un quiz : {topic}",
+    student_quiz_result_correct: "Juste",
+    student_quiz_result_incorrect: "Faux",
+    student_quiz_result_pending: "En cours de correction…",
+    student_quiz_result_ungraded: "N'a pas pu être corrigée",
+    student_quiz_mark_correct: "✓",
+    student_quiz_mark_incorrect: "✗",
+    student_quiz_mark_pending: "…",
+    student_quiz_mark_ungraded: "?",
+    student_tasks_heading: "Vos devoirs",
+    student_no_tasks: "Aucun devoir pour l'instant.",
+    student_task_status: "Où vous en êtes",
+    student_task_todo: "À faire",
+    student_task_in_progress: "En cours",
+    student_task_done: "Fait",
+    student_task_due: "pour le {date}",
+    student_task_overdue: "En retard",
+    student_task_saved: "« {title} » : {status}.",
+    student_task_set_by_tutor: "Indiqué par le tuteur : {reason}",
+    student_ask_heading: "Que sait mon tuteur de moi ?",
+    student_ask_intro: "Demandez à votre tuteur ce qu'il sait de vous, et voyez d'où vient chaque chose.",
+    student_ask_about_me: "Que sais-tu de moi ?",
+    student_ask_about_me_question: "Que sais-tu de moi ?",
+    student_ask_thinking: "Votre tuteur rassemble ce qu'il sait…",
+    student_ask_done: "Voici ce que sait votre tuteur.",
+    student_ask_insufficient: "Votre tuteur ne sait pas encore grand-chose de vous.",
+    student_ask_sources: "D'où ça vient",
+    student_ask_source_number: "source {n}",
+    student_citation_memory: "Mémoire",
+    student_citation_quiz: "Quiz",
+    student_citation_skill: "Compétence",
+    student_citation_task: "Devoir",
+    student_citation_file: "Fichier",
+    student_citation_card: "Votre profil",
+    student_safety_notice_heading: "De l'aide, tout de suite",
+    student_safety_call: "Appeler le",
+    student_later: "plus tard",
+    student_error_unavailable: "Le tuteur n'est pas disponible pour le moment. Réessayez plus tard.",
+    student_error_unavailable_kept: "Le tuteur n'est pas disponible pour le moment. Votre message est gardé ; réessayez plus tard.",
+    student_error_budget: "Vous avez atteint la limite d'utilisation du tuteur pour le moment. Vous pourrez reprendre à partir du {date}.",
+    student_error_throttled_kept: "Vous envoyez des messages un peu vite. Votre message est gardé ; attendez un instant, puis renvoyez-le.",
+    student_error_busy: "Le tuteur répond encore à votre message précédent. Attendez sa réponse, puis renvoyez celui-ci.",
+    student_error_cut: "La réponse a été coupée. Votre message est gardé ; renvoyez-le.",
+    student_error_network_kept: "Le serveur est injoignable. Votre message est gardé ; vérifiez votre connexion et renvoyez-le."
   };
   var STRINGS = { en, fr };
   var current = document.documentElement.lang.startsWith("fr") ? "fr" : "en";
@@ -876,7 +1411,10 @@
     }
     return node;
   }
+  var pageErrorText = () => null;
   function errorMessage(error) {
+    const own = pageErrorText(error);
+    if (own !== null) return own;
     if (error instanceof ApiError) return error.fromServer ? error.message : t("error_http", { status: error.status });
     if (error instanceof TypeError) return t("error_network");
     return error instanceof Error ? error.message : String(error);
@@ -886,9 +1424,9 @@
     region.textContent = error === null ? "" : errorMessage(error);
     region.hidden = error === null;
   }
-  async function act(button, action) {
+  async function act(button2, action) {
     showError(null);
-    if (button) button.disabled = true;
+    if (button2) button2.disabled = true;
     try {
       await action();
       return true;
@@ -896,7 +1434,7 @@
       showError(error);
       return false;
     } finally {
-      if (button) button.disabled = false;
+      if (button2) button2.disabled = false;
     }
   }
   function label(key) {
@@ -904,7 +1442,7 @@
   }
   function provenance(memory, me2) {
     const author = memory.author === null || memory.author === void 0 ? t("none") : memory.author === me2.id ? t("author_you") : t("author_teacher", { id: memory.author });
-    const rows = [
+    const rows2 = [
       ["kind", label(`kind_${memory.kind}`)],
       ["source", label(`source_${memory.source}`)],
       ["author", author],
@@ -915,17 +1453,17 @@
       ["updated", formatDate(memory.updated_at)]
     ];
     if (memory.source_conversation) {
-      rows.push(["source_conversation", t("conversation_number", { id: memory.source_conversation })]);
+      rows2.push(["source_conversation", t("conversation_number", { id: memory.source_conversation })]);
     }
-    if (memory.status === "archived") rows.push(["archived_reason", memory.archived_reason || t("none")]);
-    if (memory.needs_review) rows.push(["needs_review", t("yes")]);
+    if (memory.status === "archived") rows2.push(["archived_reason", memory.archived_reason || t("none")]);
+    if (memory.needs_review) rows2.push(["needs_review", t("yes")]);
     const list = h("dl", { class: "provenance" });
-    for (const [key, value] of rows) {
+    for (const [key, value] of rows2) {
       list.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));
     }
     return list;
   }
-  async function run(page2) {
+  async function run(page3) {
     translatePage();
     const loginSection = byId("login");
     const account = byId("account");
@@ -939,19 +1477,19 @@
       languageSelect.value = lang;
       translatePage();
       if (me2) byId("whoami").textContent = t("signed_in_as", { name: displayName(me2) });
-      page2.redraw();
+      page3.redraw();
     }
     async function signedIn(user) {
       me2 = user;
       loginSection.hidden = true;
       account.hidden = false;
       showLanguage(user.language ?? "en");
-      if ((user.role ?? "student") !== page2.role) {
+      if ((user.role ?? "student") !== page3.role) {
         wrongPage.hidden = false;
         return;
       }
       app.hidden = false;
-      await page2.start(user);
+      await page3.start(user);
     }
     function signedOut() {
       me2 = null;
@@ -959,15 +1497,15 @@
       app.hidden = true;
       wrongPage.hidden = true;
       loginSection.hidden = false;
-      page2.reset();
+      page3.reset();
       byId("username").focus();
     }
     byId("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
-      const form = event.currentTarget;
+      const form2 = event.currentTarget;
       const username = byId("username").value;
       const password = byId("password");
-      void act(form.querySelector("button"), async () => {
+      void act(form2.querySelector("button"), async () => {
         unwrap(await api.GET("/api/v1/auth/csrf/"));
         const { user } = unwrap(await api.POST("/api/v1/auth/login/", { body: { username, password: password.value } }));
         password.value = "";
@@ -1032,13 +1570,13 @@
     const note = h("input", { name: "note", maxlength: "2000" });
     note.id = `acknowledge-${flag.id}-note`;
     const submit = h("button", { type: "submit" }, t("acknowledge"));
-    const form = h(
+    const form2 = h(
       "form",
       { class: "acknowledge inline" },
       h("p", { class: "field" }, h("label", { for: note.id }, t("acknowledge_note")), note),
       submit
     );
-    form.addEventListener("submit", (event) => {
+    form2.addEventListener("submit", (event) => {
       event.preventDefault();
       void act(submit, async () => {
         const updated = unwrap(
@@ -1051,7 +1589,7 @@
         announce(t("acknowledged"));
       });
     });
-    return form;
+    return form2;
   }
   function resolveForm(flag) {
     const note = h("textarea", { name: "note", rows: "2", maxlength: "2000", required: true });
@@ -1064,14 +1602,14 @@
     );
     outcome.id = `resolve-${flag.id}-outcome`;
     const submit = h("button", { type: "submit" }, t("resolve_confirm"));
-    const form = h(
+    const form2 = h(
       "form",
       { class: "resolve" },
       h("p", { class: "field" }, h("label", { for: note.id }, t("resolve_note")), note),
       h("p", { class: "field" }, h("label", { for: outcome.id }, t("resolve_outcome")), outcome),
       submit
     );
-    form.addEventListener("submit", (event) => {
+    form2.addEventListener("submit", (event) => {
       event.preventDefault();
       void act(submit, async () => {
         const updated = unwrap(
@@ -1084,20 +1622,20 @@
         announce(t("resolved"));
       });
     });
-    return h("details", { class: "action" }, h("summary", {}, t("resolve")), form);
+    return h("details", { class: "action" }, h("summary", {}, t("resolve")), form2);
   }
   function flagCard(flag) {
-    const rows = [
+    const rows2 = [
       ["flag_student", studentName(flag)],
       ["flag_category", t(`category_${flag.category}`)],
       ["source", t(`source_${flag.source}`)],
       ["flag_when", formatDate(flag.created_at)],
       ["flag_status", t(`flag_status_${flag.status}`)]
     ];
-    if (flag.outcome) rows.push(["flag_outcome", flag.outcome]);
-    const details = h("dl", { class: "provenance" });
-    for (const [key, value] of rows) {
-      details.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));
+    if (flag.outcome) rows2.push(["flag_outcome", flag.outcome]);
+    const details2 = h("dl", { class: "provenance" });
+    for (const [key, value] of rows2) {
+      details2.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));
     }
     const closed = CLOSED.has(flag.status);
     return h(
@@ -1118,7 +1656,7 @@
           t(`category_${flag.category}`)
         ),
         h("p", { class: "excerpt" }, flag.excerpt),
-        details,
+        details2,
         flag.status === "open" && acknowledgeForm(flag),
         !closed && resolveForm(flag)
       )
@@ -1142,23 +1680,23 @@
       flags = [result.data, ...flags];
       draw();
     }
-    const item = byId(`flag-${id}`);
-    item.scrollIntoView({ block: "start" });
-    item.focus();
+    const item2 = byId(`flag-${id}`);
+    item2.scrollIntoView({ block: "start" });
+    item2.focus();
   }
-  async function loadFlags(more = false) {
-    const wanted = more ? page + 1 : 1;
+  async function loadFlags(more2 = false) {
+    const wanted = more2 ? page + 1 : 1;
     const data = unwrap(
       await api.GET("/api/v1/safety/flags/", {
         params: { query: { ordering: "severity", page: wanted, page_size: PAGE_SIZE } }
       })
     );
     const seen = new Set(data.results.map((f) => f.id));
-    flags = more ? [...flags.filter((f) => !seen.has(f.id)), ...data.results] : data.results;
+    flags = more2 ? [...flags.filter((f) => !seen.has(f.id)), ...data.results] : data.results;
     page = wanted;
     next = Boolean(data.next);
     draw();
-    if (!more) await showAnchored();
+    if (!more2) await showAnchored();
   }
   function redrawFlags() {
     draw();
@@ -1177,24 +1715,913 @@
     void act(null, showAnchored);
   });
 
-  // web/src/teacher.ts
-  var PAGE_SIZE2 = 50;
-  var me = null;
-  var students = [];
-  var memories = [];
-  var memoriesNext = false;
-  var memoriesPage = 1;
-  var studentSelect = () => byId("student");
-  var statusSelect = () => byId("status");
-  function selectedStudent() {
-    return students.find((s) => String(s.id) === studentSelect().value);
+  // web/src/teacher_api.ts
+  var STUDENT_EDITABLE = ["goals", "interests", "level", "register"];
+  var WRITES = /* @__PURE__ */ new Set(["POST", "PATCH", "PUT", "DELETE"]);
+  function headers(method, accept = "application/json") {
+    const result = new Headers({ Accept: accept });
+    if (WRITES.has(method)) {
+      result.set("Content-Type", "application/json");
+      const csrf = cookie("csrftoken");
+      if (csrf) result.set("X-CSRFToken", csrf);
+    }
+    return result;
   }
-  function announce2(text) {
-    byId("action-status").textContent = text;
+  async function failure(response) {
+    const body = await response.json().catch(() => void 0);
+    return new ApiError(response.status, body);
   }
+  async function get(path) {
+    const response = await fetch(`/api/v1${path}`, { headers: headers("GET"), credentials: "same-origin" });
+    if (!response.ok) throw await failure(response);
+    return await response.json();
+  }
+  async function every(path, maxPages = 20) {
+    const items = [];
+    const join = path.includes("?") ? "&" : "?";
+    for (let page3 = 1; page3 <= maxPages; page3++) {
+      const data = await get(`${path}${join}page=${page3}&page_size=100`);
+      items.push(...data.results);
+      if (!data.next) break;
+    }
+    return items;
+  }
+  async function* askStream(path, question) {
+    const response = await fetch(`/api/v1${path}`, {
+      method: "POST",
+      headers: headers("POST", "text/event-stream"),
+      credentials: "same-origin",
+      body: JSON.stringify({ question })
+    });
+    if (!response.ok) throw await failure(response);
+    if (!(response.headers.get("Content-Type") ?? "").startsWith("text/event-stream")) {
+      yield { event: "answer", answer: await response.json() };
+      return;
+    }
+    if (!response.body) throw new ApiError(response.status, void 0);
+    for await (const { event, data } of readServerSentEvents(response.body)) {
+      if (event === "delta") yield { event, text: String(data.text ?? "") };
+      else if (event === "answer") yield { event, answer: data };
+      else if (event === "error") throw new ApiError(502, data);
+    }
+  }
+
+  // web/src/teacher_ui.ts
   function field(id, key, control) {
     control.id = id;
     return h("p", { class: "field" }, h("label", { for: id }, t(key)), control);
+  }
+  function describe(rows2) {
+    const list = h("dl", { class: "provenance" });
+    for (const [key, value] of rows2) {
+      list.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));
+    }
+    return list;
+  }
+  function sectionError(section, error) {
+    const region = byId(`${section}-error`);
+    region.textContent = error === null ? "" : errorMessage(error);
+    region.hidden = error === null;
+  }
+  function sectionStatus(section, text) {
+    byId(`${section}-status`).textContent = text;
+  }
+  async function sectionAct(section, button2, action) {
+    sectionError(section, null);
+    if (button2) button2.disabled = true;
+    try {
+      await action();
+      return true;
+    } catch (error) {
+      sectionError(section, error);
+      return false;
+    } finally {
+      if (button2) button2.disabled = false;
+    }
+  }
+  function notServed(error) {
+    return error instanceof ApiError && error.status === 404;
+  }
+  function band(estimate) {
+    if (estimate >= 0.95) return "mastered";
+    if (estimate >= 0.7) return "near";
+    if (estimate >= 0.4) return "learning";
+    return "low";
+  }
+  var BANDS = ["low", "learning", "near", "mastered"];
+  function percent(value) {
+    return `${Math.round(value * 100)} %`;
+  }
+  function words(items) {
+    return items.length ? items.join(", ") : t("none");
+  }
+
+  // web/src/teacher_ask.ts
+  var REF_GROUP = /\[([^\]\n]{1,80})\]/g;
+  function refsIn(group) {
+    return group.split(/[,;]/).map((ref) => ref.trim()).filter(Boolean);
+  }
+  function withoutMarkers(text, answer) {
+    const known2 = /* @__PURE__ */ new Set([...answer.citations.map((c) => c.ref), ...answer.dropped]);
+    return text.replace(REF_GROUP, (whole, group) => refsIn(group).every((ref) => known2.has(ref)) ? "" : whole).replace(/\s+([.,;:!?])/g, "$1").replace(/\s{2,}/g, " ").trim();
+  }
+  var KIND_LABEL = {
+    memory: "cite_memory",
+    quiz: "cite_quiz",
+    skill: "cite_skill",
+    task: "cite_task",
+    file: "cite_file",
+    card: "cite_card"
+  };
+  function drawAnswer(answer, prefix, names, open2) {
+    const numbers = new Map(answer.citations.map((c, i) => [c.ref, i + 1]));
+    const links = (refs) => refs.filter((ref) => numbers.has(ref)).map((ref) => h("a", { href: `#${prefix}-cite-${numbers.get(ref)}`, class: "ref", "data-ref": ref }, `[${numbers.get(ref)}]`));
+    const claims = answer.claims.length ? answer.claims.map(
+      (claim) => h(
+        "span",
+        { class: claim.supported ? "claim" : "claim unsupported" },
+        withoutMarkers(claim.text, answer),
+        ...links(claim.refs),
+        claim.supported ? null : h("em", { class: "no-evidence" }, ` (${t("claim_unsupported")})`),
+        " "
+      )
+    ) : [withoutMarkers(answer.answer, answer)];
+    const students2 = answer.students.length ? h(
+      "div",
+      { class: "named" },
+      h("p", { class: "meta" }, t("answer_students")),
+      h(
+        "ul",
+        {},
+        ...answer.students.map((s) => {
+          const button2 = h("button", { type: "button", class: "link" }, s.username);
+          button2.addEventListener("click", () => open2?.(s.id));
+          return h("li", { "data-student": String(s.id) }, open2 ? button2 : s.username, " ", ...links(s.refs));
+        })
+      )
+    ) : null;
+    return h(
+      "div",
+      { class: "answer", "data-answer": String(answer.id) },
+      answer.insufficient ? h("p", { class: "insufficient" }, t("answer_insufficient")) : null,
+      h("p", { class: "answer-text" }, ...claims),
+      students2,
+      answer.citations.length ? h(
+        "div",
+        { class: "citations" },
+        h("p", { class: "meta" }, t("answer_citations")),
+        h(
+          "ol",
+          {},
+          ...answer.citations.map(
+            (c, i) => h(
+              "li",
+              { id: `${prefix}-cite-${i + 1}`, "data-ref": c.ref, "data-kind": c.kind },
+              h("span", { class: "kind" }, t(KIND_LABEL[c.kind])),
+              answer.students.length ? ` · ${names(c.student)}` : "",
+              " · ",
+              h("strong", { class: "cite-title" }, c.title),
+              c.excerpt ? h("span", { class: "cite-excerpt" }, ` — ${c.excerpt}`) : null
+            )
+          )
+        )
+      ) : null
+    );
+  }
+  function askBox(prefix, target, names, open2) {
+    const root = byId(prefix);
+    const question = h("textarea", { name: "question", rows: "2", maxlength: "1000", required: true });
+    question.id = `${prefix}-question`;
+    const label2 = h("label", { for: question.id });
+    const submit = h("button", { type: "submit" });
+    const output = h("div", { class: "answer-area", "aria-live": "polite" });
+    let answer = null;
+    let streamed = "";
+    function draw8() {
+      label2.textContent = target()?.label ?? t("ask_question");
+      submit.textContent = t("ask");
+      if (answer) output.replaceChildren(drawAnswer(answer, prefix, names, open2));
+      else if (streamed) output.replaceChildren(h("p", { class: "answer-text streaming" }, streamed));
+      else output.replaceChildren();
+    }
+    const form2 = h("form", { class: "ask" }, h("p", { class: "field" }, label2, question), submit);
+    form2.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const chosen = target();
+      if (!chosen) return;
+      answer = null;
+      streamed = "";
+      draw8();
+      output.setAttribute("aria-busy", "true");
+      void sectionAct(prefix, submit, async () => {
+        for await (const e of askStream(chosen.path, question.value)) {
+          if (e.event === "delta") streamed += e.text;
+          else answer = e.answer;
+          draw8();
+        }
+      }).finally(() => output.removeAttribute("aria-busy"));
+    });
+    root.replaceChildren(form2, output);
+    draw8();
+    return {
+      clear() {
+        answer = null;
+        streamed = "";
+        question.value = "";
+        draw8();
+      },
+      redraw: draw8
+    };
+  }
+
+  // web/src/teacher_card.ts
+  var SECTION = "card";
+  var LISTS = ["goals", "accommodations", "interests"];
+  var HISTORY_PAGES = 2;
+  var student = null;
+  var card = null;
+  var changes = null;
+  var onCard = () => void 0;
+  function lines(text) {
+    return text.split("\n").map((line) => line.trim()).filter(Boolean);
+  }
+  function same(a, b) {
+    return a.length === b.length && a.every((item2, i) => item2 === b[i]);
+  }
+  function view(shown) {
+    return describe([
+      ["card_goals", words(shown.goals)],
+      ["card_accommodations", words(shown.accommodations)],
+      ["card_interests", words(shown.interests)],
+      ["card_level", shown.level || t("none")],
+      ["card_register", shown.register || t("none")],
+      ["card_student_editable", words(shown.student_editable.map((f) => t(`card_${f}`)))],
+      ["card_size", t("card_tokens", { count: shown.token_count, limit: shown.token_limit })],
+      ["updated", formatDate(shown.updated_at)]
+    ]);
+  }
+  function form(shown) {
+    const lists = Object.fromEntries(
+      LISTS.map((name) => {
+        const area = h("textarea", { name, rows: "3" });
+        area.value = shown[name].join("\n");
+        return [name, area];
+      })
+    );
+    const level = h("input", { name: "level", maxlength: "200" });
+    level.value = shown.level;
+    const register = h("input", { name: "register", maxlength: "200" });
+    register.value = shown.register;
+    const editable = STUDENT_EDITABLE.map((name) => {
+      const box = h("input", { type: "checkbox", name: "student_editable", value: name });
+      box.id = `card-editable-${name}`;
+      box.checked = shown.student_editable.includes(name);
+      return h("p", { class: "check" }, box, h("label", { for: box.id }, t(`card_${name}`)));
+    });
+    const submit = h("button", { type: "submit" }, t("card_save"));
+    const node = h(
+      "form",
+      { id: "card-form" },
+      h("p", { class: "muted" }, t("card_one_per_line")),
+      ...LISTS.map((name) => field(`card-${name}`, `card_${name}`, lists[name])),
+      field("card-level", "card_level", level),
+      field("card-register", "card_register", register),
+      h("fieldset", {}, h("legend", {}, t("card_student_editable")), ...editable),
+      submit
+    );
+    node.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const patch = {};
+      for (const name of LISTS) {
+        const value = lines(lists[name].value);
+        if (!same(value, shown[name])) patch[name] = value;
+      }
+      if (level.value.trim() !== shown.level) patch.level = level.value.trim();
+      if (register.value.trim() !== shown.register) patch.register = register.value.trim();
+      const chosen = editable.map((p) => p.querySelector("input")).filter((box) => box.checked).map((box) => box.value);
+      if (!same(chosen, shown.student_editable)) patch.student_editable = chosen;
+      void save(patch, submit);
+    });
+    return node;
+  }
+  async function save(patch, button2) {
+    const who = student;
+    if (!who) return;
+    sectionStatus(SECTION, "");
+    if (!Object.keys(patch).length) {
+      sectionStatus(SECTION, t("card_unchanged"));
+      return;
+    }
+    await sectionAct(SECTION, button2, async () => {
+      card = unwrap(
+        await api.PATCH("/api/v1/students/{student_id}/card/", { params: { path: { student_id: who.id } }, body: patch })
+      );
+      changes = null;
+      draw2();
+      onCard(card);
+      sectionStatus(SECTION, t("card_saved"));
+      await historyIfOpen();
+    });
+  }
+  function changeValue(c) {
+    const field2 = STUDENT_EDITABLE.find((name) => name === c.value);
+    return c.field === "student_editable" && field2 ? t(`card_${field2}`) : c.value;
+  }
+  function change(c) {
+    const who = c.actor ? c.actor.username : t(`card_source_${c.source}`);
+    return h(
+      "li",
+      { "data-change": String(c.id) },
+      h(
+        "p",
+        {},
+        h("strong", {}, t(`card_${c.field}`)),
+        " · ",
+        t(`card_op_${c.op}`, { value: changeValue(c) }),
+        " · ",
+        h("span", { class: `change-${c.status}` }, t(`card_change_${c.status}`))
+      ),
+      h("p", { class: "meta" }, `${formatDate(c.created_at)} · ${who}${c.reason ? ` · ${c.reason}` : ""}`)
+    );
+  }
+  function draw2() {
+    byId("card-heading").textContent = student ? t("card_heading", { name: displayName(student) }) : t("card_heading_none");
+    byId("card-view").replaceChildren(...card ? [view(card)] : []);
+    const edit = byId("card-edit");
+    edit.hidden = card === null;
+    const open2 = edit.open;
+    edit.replaceChildren(h("summary", {}, t("card_edit")), ...card ? [form(card)] : []);
+    edit.open = open2;
+    byId("card-history").hidden = card === null;
+    byId("card-changes").replaceChildren(
+      ...changes === null ? [] : changes.length ? changes.map(change) : [h("li", {}, t("card_no_changes"))]
+    );
+  }
+  async function loadChanges() {
+    const who = student;
+    if (!who || changes !== null) return;
+    await sectionAct(SECTION, null, async () => {
+      const found = [];
+      for (let page3 = 1; page3 <= HISTORY_PAGES; page3++) {
+        const data = unwrap(
+          await api.GET("/api/v1/students/{student_id}/card/changes/", {
+            params: { path: { student_id: who.id }, query: { page: page3, page_size: 100 } }
+          })
+        );
+        found.push(...data.results);
+        if (!data.next) break;
+      }
+      changes = found;
+      draw2();
+    });
+  }
+  async function historyIfOpen() {
+    if (byId("card-history").open) await loadChanges();
+  }
+  async function loadCard(who) {
+    student = who;
+    card = null;
+    changes = null;
+    sectionStatus(SECTION, "");
+    sectionError(SECTION, null);
+    draw2();
+    if (!who) return onCard(null);
+    await sectionAct(SECTION, null, async () => {
+      card = unwrap(await api.GET("/api/v1/students/{student_id}/card/", { params: { path: { student_id: who.id } } }));
+      draw2();
+    });
+    onCard(card);
+    await historyIfOpen();
+  }
+  function startCard(listener) {
+    onCard = listener;
+  }
+  function reloadCard() {
+    return loadCard(student);
+  }
+  function redrawCard() {
+    draw2();
+  }
+  byId("card-history").addEventListener("toggle", (event) => {
+    if (event.currentTarget.open) void loadChanges();
+  });
+
+  // web/src/teacher_learning.ts
+  var SECTION2 = "learning";
+  var QUIZ_PAGE = 20;
+  var TASK_PAGES = 10;
+  var student2 = null;
+  var skills = [];
+  var reviews = null;
+  var quizzes = [];
+  var quizPage = 1;
+  var moreQuizzes = false;
+  var tasks = [];
+  var details = /* @__PURE__ */ new Map();
+  function mastery(estimate) {
+    const b = band(estimate);
+    return h(
+      "span",
+      { class: `mastery mastery-${b}` },
+      h("span", { class: "value" }, percent(estimate)),
+      " ",
+      h("span", { class: "band" }, t(`mastery_${b}`))
+    );
+  }
+  function reviewText(review) {
+    if (!review) return t("none");
+    if (review.overdue_days >= 1) return t("review_overdue", { days: Math.floor(review.overdue_days) });
+    return new Date(review.due_at) <= /* @__PURE__ */ new Date() ? t("review_due_now") : t("review_next", { date: formatDate(review.due_at) });
+  }
+  function trend(value) {
+    if (value > 0.02) return t("trend_up");
+    if (value < -0.02) return t("trend_down");
+    return t("trend_flat");
+  }
+  function skillRow(skill) {
+    const review = [...reviews?.due ?? [], ...reviews?.upcoming ?? []].find((r) => r.skill === skill.skill);
+    const due = Boolean(reviews?.due.some((r) => r.skill === skill.skill));
+    return h(
+      "tr",
+      { "data-skill": skill.skill },
+      h("th", { scope: "row" }, skill.skill),
+      h("td", { class: `cell mastery-${band(skill.estimate)}` }, mastery(skill.estimate)),
+      h("td", {}, trend(skill.trend)),
+      h("td", {}, t("answers_right", { correct: skill.correct, total: skill.attempts })),
+      h("td", {}, t("answers_right", { correct: skill.latest_correct, total: skill.latest_total })),
+      h("td", { class: due ? "due" : "" }, reviewText(review))
+    );
+  }
+  function skillTable() {
+    const headers2 = ["skill", "mastery", "trend", "skill_answers", "latest_quiz", "review"];
+    return h(
+      "table",
+      { class: "skills" },
+      h("caption", {}, t("skills_caption")),
+      h("thead", {}, h("tr", {}, ...headers2.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, ...skills.map(skillRow))
+    );
+  }
+  function score(quiz) {
+    if (quiz.status === "graded" && quiz.correct !== null) {
+      return t("quiz_score", { correct: quiz.correct, total: quiz.question_count });
+    }
+    return t(`quiz_status_${quiz.status}`);
+  }
+  function questions(quiz) {
+    return h(
+      "ol",
+      { class: "questions" },
+      ...quiz.questions.map((q) => {
+        const answer = quiz.answers.find((a) => a.question === q.id);
+        return h(
+          "li",
+          { class: answer ? `result-${answer.result}` : "" },
+          h("p", {}, q.prompt),
+          q.choices.length ? h("p", { class: "meta" }, t("quiz_choices", { choices: q.choices.join(" · ") })) : null,
+          h("p", {}, t("quiz_expected", { answer: q.expected_answer ?? t("none") })),
+          answer ? h("p", {}, t("quiz_given", { answer: answer.given || t("quiz_skipped") }), " · ", h("strong", {}, t(`result_${answer.result}`))) : h("p", { class: "meta" }, t("quiz_not_answered")),
+          answer?.feedback ? h("p", { class: "meta" }, answer.feedback) : null,
+          q.explanation ? h("p", { class: "meta" }, q.explanation) : null
+        );
+      })
+    );
+  }
+  function quizItem(quiz) {
+    const more2 = h("details", { class: "action" }, h("summary", {}, t("quiz_details")));
+    const known2 = details.get(quiz.id);
+    if (known2) more2.append(questions(known2));
+    more2.addEventListener("toggle", () => {
+      if (!more2.open || details.has(quiz.id)) return;
+      void sectionAct(SECTION2, null, async () => {
+        const detail = unwrap(await api.GET("/api/v1/quizzes/{quiz_id}/", { params: { path: { quiz_id: quiz.id } } }));
+        details.set(quiz.id, detail);
+        more2.append(questions(detail));
+      });
+    });
+    return h(
+      "li",
+      { "data-quiz": String(quiz.id), class: `quiz quiz-${quiz.status}` },
+      h("p", {}, h("strong", {}, quiz.topic), " · ", h("span", { class: "score" }, score(quiz))),
+      h("p", { class: "meta" }, `${quiz.skill} · ${formatDate(quiz.created_at)}`),
+      more2
+    );
+  }
+  function taskItem(task) {
+    const status = task.statuses.find((s) => s.student_id === student2?.id);
+    const facts = [task.subject, task.due_at ? t("task_due", { date: formatDate(task.due_at) }) : t("task_no_due")];
+    if (task.classroom !== null) facts.push(t("task_for_class"));
+    return h(
+      "li",
+      { "data-task": String(task.id), class: status?.overdue ? "overdue" : "" },
+      h(
+        "p",
+        {},
+        h("strong", {}, task.title),
+        " · ",
+        h("span", { class: "task-status" }, status ? t(`task_status_${status.status}`) : t("none")),
+        status?.overdue ? h("span", { class: "late" }, ` · ${t("task_overdue")}`) : null
+      ),
+      h("p", { class: "meta" }, facts.filter(Boolean).join(" · ")),
+      task.instructions ? h("p", {}, task.instructions) : null,
+      status?.set_by === "tutor" ? h("p", { class: "meta" }, t("task_set_by_tutor", { reason: status.reason || t("none") })) : null
+    );
+  }
+  function draw3() {
+    byId("learning-heading").textContent = student2 ? t("learning_heading", { name: displayName(student2) }) : "";
+    byId("skills-empty").textContent = skills.length ? "" : t("no_skills");
+    byId("skills-table").replaceChildren(...skills.length ? [skillTable()] : []);
+    byId("quizzes-empty").textContent = quizzes.length ? "" : t("no_quizzes");
+    byId("quiz-list").replaceChildren(...quizzes.map(quizItem));
+    byId("more-quizzes").hidden = !moreQuizzes;
+    byId("tasks-empty").textContent = tasks.length ? "" : t("no_tasks");
+    byId("task-list").replaceChildren(...tasks.map(taskItem));
+  }
+  async function loadQuizzes(who, next2) {
+    const page3 = next2 ? quizPage + 1 : 1;
+    const data = unwrap(await api.GET("/api/v1/quizzes/", { params: { query: { student: who.id, page: page3, page_size: QUIZ_PAGE } } }));
+    quizzes = next2 ? [...quizzes, ...data.results] : data.results;
+    quizPage = page3;
+    moreQuizzes = Boolean(data.next);
+  }
+  async function loadTasks(who) {
+    const found = [];
+    for (let page3 = 1; page3 <= TASK_PAGES; page3++) {
+      const data = unwrap(await api.GET("/api/v1/tasks/", { params: { query: { page: page3, page_size: 100 } } }));
+      found.push(...data.results.filter((task) => task.statuses.some((s) => s.student_id === who.id)));
+      if (!data.next) break;
+    }
+    tasks = found;
+  }
+  async function loadLearning(who) {
+    student2 = who;
+    skills = [];
+    reviews = null;
+    quizzes = [];
+    moreQuizzes = false;
+    tasks = [];
+    details.clear();
+    draw3();
+    if (!who) return;
+    await sectionAct(SECTION2, null, async () => {
+      const [rows2, schedule] = await Promise.all([
+        api.GET("/api/v1/students/{student_id}/skills/", { params: { path: { student_id: who.id } } }),
+        api.GET("/api/v1/students/{student_id}/reviews/", { params: { path: { student_id: who.id } } }).then(unwrap).catch((error) => ({ error })),
+        loadQuizzes(who, false),
+        loadTasks(who)
+      ]);
+      skills = unwrap(rows2);
+      reviews = "error" in schedule ? null : schedule;
+      draw3();
+      if ("error" in schedule) throw schedule.error;
+    });
+  }
+  function redrawLearning() {
+    draw3();
+  }
+  byId("more-quizzes").addEventListener("click", (event) => {
+    const who = student2;
+    if (!who) return;
+    void sectionAct(SECTION2, event.currentTarget, async () => {
+      await loadQuizzes(who, true);
+      draw3();
+    });
+  });
+
+  // web/src/teacher_class.ts
+  var SECTION3 = "class";
+  var classrooms = [];
+  var unavailable = false;
+  var skills2 = null;
+  var reviews2 = null;
+  var pick = () => void 0;
+  var changedClass = () => void 0;
+  var classSelect = () => byId("classroom");
+  function selectedClassroom() {
+    return classrooms.find((c) => String(c.id) === classSelect().value) ?? classrooms[0] ?? null;
+  }
+  function rows() {
+    const found = /* @__PURE__ */ new Map();
+    for (const skill of skills2?.skills ?? []) for (const s of skill.students) found.set(s.student_id, s.username);
+    for (const s of reviews2?.students ?? []) found.set(s.id, s.username);
+    return [...found].map(([id, username]) => ({ id, username })).sort((a, b) => a.username.localeCompare(b.username));
+  }
+  function dueFor(studentId, skill) {
+    return reviews2?.students.find((s) => s.id === studentId)?.due.find((r) => r.skill === skill);
+  }
+  function cell(row, skill) {
+    const mastery2 = skill.students.find((s) => s.student_id === row.id);
+    const due = dueFor(row.id, skill.skill);
+    const mark = due ? h("span", { class: "due-mark", title: reviewText(due) }, t("due_mark")) : null;
+    if (!mastery2) {
+      return h("td", { class: "cell not-assessed" }, h("span", { class: "value" }, t("none")), h("span", { class: "sr-only" }, t("not_assessed")), mark);
+    }
+    const b = band(mastery2.estimate);
+    return h(
+      "td",
+      { class: `cell mastery-${b}${due ? " due" : ""}`, "data-estimate": String(mastery2.estimate), title: t(`mastery_${b}`) },
+      h("span", { class: "value" }, percent(mastery2.estimate)),
+      h("span", { class: "sr-only" }, ` ${t(`mastery_${b}`)}`),
+      mark && " ",
+      mark
+    );
+  }
+  function studentButton(row) {
+    const button2 = h("button", { type: "button", class: "link" }, row.username);
+    button2.addEventListener("click", () => pick(row.id));
+    return button2;
+  }
+  function table() {
+    const columns = skills2?.skills ?? [];
+    return h(
+      "table",
+      { class: "class-skills" },
+      h("caption", {}, t("class_table_caption", { name: skills2?.name ?? "" })),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", { scope: "col" }, t("student")),
+          ...columns.map(
+            (s) => h("th", { scope: "col" }, s.skill, h("span", { class: "average" }, t("class_average", { value: percent(s.class_average) })))
+          )
+        )
+      ),
+      h(
+        "tbody",
+        {},
+        ...rows().map(
+          (row) => h("tr", { "data-student": String(row.id) }, h("th", { scope: "row" }, studentButton(row)), ...columns.map((s) => cell(row, s)))
+        )
+      )
+    );
+  }
+  function legend() {
+    return h(
+      "ul",
+      { class: "legend", "aria-label": t("legend") },
+      ...BANDS.map((b) => h("li", {}, h("span", { class: `swatch mastery-${b}`, "aria-hidden": "true" }), t(`legend_${b}`))),
+      h("li", {}, h("span", { class: "due-mark" }, t("due_mark")), " ", t("legend_due"))
+    );
+  }
+  function draw4() {
+    const select = classSelect();
+    const chosen = select.value;
+    select.replaceChildren(...classrooms.map((c) => h("option", { value: String(c.id) }, c.name)));
+    if (chosen) select.value = chosen;
+    byId("classroom-field").hidden = classrooms.length < 2;
+    const hasRows = Boolean(skills2?.skills.length) && rows().length > 0;
+    byId("class-empty").textContent = unavailable ? t("class_unavailable") : !classrooms.length ? t("no_classes") : skills2 && !hasRows ? t("class_no_skills") : "";
+    byId("class-table").replaceChildren(...hasRows ? [table()] : []);
+    byId("class-table").hidden = !hasRows;
+    byId("class-legend").replaceChildren(...hasRows ? [legend()] : []);
+    byId("class-ask-part").hidden = !classrooms.length;
+  }
+  async function loadClass() {
+    const classroom2 = selectedClassroom();
+    skills2 = null;
+    reviews2 = null;
+    draw4();
+    changedClass(classroom2);
+    if (!classroom2) return;
+    const [figures, schedule] = await Promise.all([
+      api.GET("/api/v1/classrooms/{classroom_id}/skills/", { params: { path: { classroom_id: classroom2.id } } }),
+      api.GET("/api/v1/classrooms/{classroom_id}/reviews/", { params: { path: { classroom_id: classroom2.id } } }).then(unwrap).catch((error) => ({ error }))
+    ]);
+    skills2 = unwrap(figures);
+    reviews2 = "error" in schedule ? null : schedule;
+    draw4();
+    if ("error" in schedule) throw schedule.error;
+  }
+  async function loadClasses() {
+    await sectionAct(SECTION3, null, async () => {
+      try {
+        classrooms = await every("/classrooms/", 5);
+        unavailable = false;
+      } catch (error) {
+        if (!notServed(error)) throw error;
+        classrooms = [];
+        unavailable = true;
+      }
+      draw4();
+      await loadClass();
+    });
+  }
+  function startClasses(onPick, onClass) {
+    pick = onPick;
+    changedClass = onClass;
+  }
+  function redrawClasses() {
+    draw4();
+  }
+  function resetClasses() {
+    classrooms = [];
+    unavailable = false;
+    skills2 = null;
+    reviews2 = null;
+    draw4();
+  }
+  classSelect().addEventListener("change", () => {
+    void sectionAct(SECTION3, null, loadClass);
+  });
+
+  // web/src/teacher_transcript.ts
+  var SECTION4 = "conversations";
+  var PAGE_SIZE2 = 20;
+  var MESSAGES = 100;
+  var student3 = null;
+  var conversations = [];
+  var page2 = 1;
+  var more = false;
+  var open = null;
+  function title(conversation) {
+    return conversation.subject ? t("conversation_title_subject", { subject: conversation.subject, date: formatDate(conversation.created_at) }) : t("conversation_title", { date: formatDate(conversation.created_at) });
+  }
+  function item(conversation) {
+    const read = h("button", { type: "button", class: "secondary" }, t("read_conversation"));
+    read.addEventListener("click", () => void openConversation(conversation.id, read));
+    const current2 = open?.conversation.id === conversation.id;
+    return h(
+      "li",
+      { "data-conversation": String(conversation.id), class: current2 ? "current" : "" },
+      h("p", { class: "conversation-title" }, title(conversation)),
+      h(
+        "p",
+        { class: "meta" },
+        t(`conversation_status_${conversation.status}`),
+        " · ",
+        t("message_count", { count: conversation.message_count }),
+        conversation.ended_at ? ` · ${t("ended_on", { date: formatDate(conversation.ended_at) })}` : ""
+      ),
+      read
+    );
+  }
+  function message(m) {
+    const who = m.role === "student" ? student3 ? displayName(student3) : t("student") : t("tutor");
+    return h(
+      "li",
+      { class: `message ${m.role}`, "data-message": String(m.id) },
+      h("span", { class: "who" }, who, " · ", formatDate(m.created_at)),
+      h("p", { class: "text" }, m.content)
+    );
+  }
+  function draw5() {
+    byId("conversation-count").textContent = conversations.length ? "" : t("no_conversations");
+    byId("conversation-list").replaceChildren(...conversations.map(item));
+    byId("more-conversations").hidden = !more;
+    const panel = byId("transcript");
+    panel.hidden = open === null;
+    if (!open) return;
+    byId("transcript-heading").textContent = title(open.conversation);
+    byId("transcript-meta").textContent = `${t(`conversation_status_${open.conversation.status}`)} · ${t(
+      "message_count",
+      { count: open.conversation.message_count }
+    )}`;
+    byId("transcript-messages").replaceChildren(...open.messages.map(message));
+    byId("transcript-empty").textContent = open.messages.length ? "" : t("no_messages");
+    byId("older-messages").hidden = open.before === null;
+  }
+  async function loadPage(next2) {
+    if (!student3) return;
+    const wanted = next2 ? page2 + 1 : 1;
+    const data = unwrap(
+      await api.GET("/api/v1/conversations/", {
+        params: { query: { student: student3.id, page: wanted, page_size: PAGE_SIZE2 } }
+      })
+    );
+    conversations = next2 ? [...conversations, ...data.results] : data.results;
+    page2 = wanted;
+    more = Boolean(data.next);
+    draw5();
+  }
+  async function openConversation(id, button2 = null) {
+    await sectionAct(SECTION4, button2, async () => {
+      const data = unwrap(
+        await api.GET("/api/v1/conversations/{conversation_id}/", {
+          params: { path: { conversation_id: id }, query: { limit: MESSAGES } }
+        })
+      );
+      const { messages, ...conversation } = data;
+      open = { conversation, messages: [...messages.results].reverse(), before: messages.next_before };
+      draw5();
+      const panel = byId("transcript");
+      panel.scrollIntoView({ block: "start" });
+      panel.focus();
+    });
+  }
+  async function loadOlder(button2) {
+    const shown = open;
+    if (!shown || shown.before === null) return;
+    await sectionAct(SECTION4, button2, async () => {
+      const data = unwrap(
+        await api.GET("/api/v1/conversations/{conversation_id}/messages/", {
+          params: { path: { conversation_id: shown.conversation.id }, query: { before: shown.before ?? 0, limit: MESSAGES } }
+        })
+      );
+      shown.messages = [...[...data.results].reverse(), ...shown.messages];
+      shown.before = data.next_before;
+      draw5();
+    });
+  }
+  async function loadConversations(who) {
+    if (who?.id !== student3?.id) open = null;
+    student3 = who;
+    conversations = [];
+    more = false;
+    draw5();
+    await sectionAct(SECTION4, null, () => loadPage(false));
+  }
+  function redrawConversations() {
+    draw5();
+  }
+  byId("more-conversations").addEventListener("click", (event) => {
+    void sectionAct(SECTION4, event.currentTarget, () => loadPage(true));
+  });
+  byId("older-messages").addEventListener("click", (event) => {
+    void loadOlder(event.currentTarget);
+  });
+  byId("close-transcript").addEventListener("click", () => {
+    const id = open?.conversation.id;
+    open = null;
+    draw5();
+    if (id !== void 0) document.querySelector(`[data-conversation="${id}"] button`)?.focus();
+  });
+
+  // web/src/teacher_evidence.ts
+  var EXCERPT_CHARS = 240;
+  var known = /* @__PURE__ */ new Map();
+  function excerpt(text, chars = EXCERPT_CHARS) {
+    return text.length > chars ? `${text.slice(0, chars).trimEnd()}…` : text;
+  }
+  async function fetchEvidence(memories2) {
+    const shown = new Set(memories2.map((m) => m.id));
+    for (const m of memories2) known.set(m.id, m);
+    const missing = [...new Set(memories2.flatMap((m) => m.evidence))].filter((id) => !known.has(id) && !shown.has(id));
+    await Promise.all(
+      missing.map(async (id) => {
+        const result = await api.GET("/api/v1/memories/{memory_id}/", { params: { path: { memory_id: id } } });
+        if (result.response.status === 404) known.set(id, null);
+        else known.set(id, unwrap(result));
+      })
+    );
+  }
+  function forgetEvidence() {
+    known.clear();
+  }
+  function conversationButton(id) {
+    const button2 = h("button", { type: "button", class: "link" }, t("open_conversation", { id }));
+    button2.addEventListener("click", () => void openConversation(id, button2));
+    return button2;
+  }
+  function source(id) {
+    const memory = known.get(id);
+    if (!memory) {
+      return h("li", { "data-evidence": String(id) }, h("p", { class: "meta" }, t("evidence_unavailable", { id })));
+    }
+    return h(
+      "li",
+      { "data-evidence": String(id) },
+      h(
+        "p",
+        { class: "evidence-title" },
+        h("span", { class: "kind" }, t(`kind_${memory.kind}`)),
+        " · ",
+        h("strong", {}, memory.title)
+      ),
+      h("p", { class: "evidence-excerpt" }, excerpt(memory.content)),
+      h(
+        "p",
+        { class: "meta" },
+        formatDate(memory.created_at),
+        memory.status === "active" ? "" : ` · ${t(`status_${memory.status ?? "active"}`)}`,
+        memory.source_conversation ? " · " : "",
+        memory.source_conversation ? conversationButton(memory.source_conversation) : ""
+      )
+    );
+  }
+  function evidenceList(memory) {
+    if (!memory.evidence.length) return null;
+    return h(
+      "div",
+      { class: "evidence" },
+      h("p", { class: "evidence-heading" }, t("evidence_heading", { count: memory.evidence.length })),
+      h("ul", {}, ...memory.evidence.map(source))
+    );
+  }
+
+  // web/src/teacher_memories.ts
+  var PAGE_SIZE3 = 50;
+  var me = null;
+  var student4 = null;
+  var memories = [];
+  var memoriesNext = false;
+  var memoriesPage = 1;
+  var changed = () => void 0;
+  var statusSelect = () => byId("status");
+  function announce2(text) {
+    byId("action-status").textContent = text;
   }
   function visibilitySelect(value) {
     const select = h(
@@ -1206,44 +2633,38 @@
     select.value = value;
     return select;
   }
-  function correctForm(memory) {
-    const prefix = `correct-${memory.id}`;
-    const title = h("input", { name: "title", maxlength: "200", required: true });
-    title.value = memory.title;
+  function correctForm(memory, prefix, done) {
+    const id = `${prefix}-${memory.id}`;
+    const title2 = h("input", { name: "title", maxlength: "200", required: true });
+    title2.value = memory.title;
     const content = h("textarea", { name: "content", rows: "4", required: true });
     content.value = memory.content;
     const visibility = memory.kind === "teacher_note" ? visibilitySelect(memory.visibility ?? "student") : null;
     const submit = h("button", { type: "submit" }, t("save"));
-    const form = h(
+    const form2 = h(
       "form",
       { class: "correct" },
-      field(`${prefix}-title`, "title", title),
-      field(`${prefix}-content`, "content", content),
-      visibility && field(`${prefix}-visibility`, "visibility", visibility),
+      field(`${id}-title`, "title", title2),
+      field(`${id}-content`, "content", content),
+      visibility && field(`${id}-visibility`, "visibility", visibility),
       submit
     );
-    form.addEventListener("submit", (event) => {
+    form2.addEventListener("submit", (event) => {
       event.preventDefault();
-      const body = { title: title.value, content: content.value };
+      const body = { title: title2.value, content: content.value };
       if (visibility) body.visibility = visibility.value === "teacher_only" ? "teacher_only" : "student";
       void act(submit, async () => {
-        unwrap(
-          await api.PATCH("/api/v1/memories/{memory_id}/", {
-            params: { path: { memory_id: memory.id } },
-            body
-          })
-        );
-        await loadMemories();
-        announce2(t("corrected"));
+        unwrap(await api.PATCH("/api/v1/memories/{memory_id}/", { params: { path: { memory_id: memory.id } }, body }));
+        await done(t("corrected"));
       });
     });
-    return h("details", { class: "action" }, h("summary", {}, t("correct")), form);
+    return h("details", { class: "action" }, h("summary", {}, t("correct")), form2);
   }
-  function archiveForm(memory) {
+  function archiveForm(memory, prefix, done) {
     const reason = h("input", { name: "reason", maxlength: "300", required: true });
     const submit = h("button", { type: "submit", class: "danger" }, t("archive_confirm"));
-    const form = h("form", { class: "archive" }, field(`archive-${memory.id}-reason`, "archive_reason", reason), submit);
-    form.addEventListener("submit", (event) => {
+    const form2 = h("form", { class: "archive" }, field(`${prefix}-${memory.id}-reason`, "archive_reason", reason), submit);
+    form2.addEventListener("submit", (event) => {
       event.preventDefault();
       void act(submit, async () => {
         unwrap(
@@ -1252,11 +2673,15 @@
             body: { reason: reason.value }
           })
         );
-        await loadMemories();
-        announce2(t("archived"));
+        await done(t("archived"));
       });
     });
-    return h("details", { class: "action" }, h("summary", {}, t("archive")), form);
+    return h("details", { class: "action" }, h("summary", {}, t("archive")), form2);
+  }
+  async function afterChange(text) {
+    await loadMemories(student4);
+    announce2(text);
+    changed();
   }
   function memoryCard(memory, user) {
     const active = (memory.status ?? "active") === "active";
@@ -1272,11 +2697,229 @@
         },
         h("h3", { id: `memory-${memory.id}-title` }, memory.title),
         h("p", { class: "content" }, memory.content),
+        evidenceList(memory),
         provenance(memory, user),
-        active && correctForm(memory),
-        active && archiveForm(memory)
+        memory.source_conversation ? h("p", { class: "source-link" }, conversationButton(memory.source_conversation)) : null,
+        active && correctForm(memory, "correct", afterChange),
+        active && archiveForm(memory, "archive", afterChange)
       )
     );
+  }
+  function draw6() {
+    byId("memories-heading").textContent = student4 ? t("teacher_memories_heading", { name: displayName(student4) }) : "";
+    byId("memory-count").textContent = memories.length ? "" : t("no_memories");
+    byId("memories").replaceChildren(...me ? memories.map((m) => memoryCard(m, me)) : []);
+    byId("more-memories").hidden = !memoriesNext;
+  }
+  async function loadMemories(who, more2 = false) {
+    student4 = who;
+    if (!who) {
+      memories = [];
+      draw6();
+      return;
+    }
+    const value = statusSelect().value;
+    const status = value === "archived" || value === "all" ? value : "active";
+    const page3 = more2 ? memoriesPage + 1 : 1;
+    const data = unwrap(
+      await api.GET("/api/v1/memories/", {
+        params: { query: { student: who.id, status, page: page3, page_size: PAGE_SIZE3 } }
+      })
+    );
+    const shown = more2 ? [...memories, ...data.results] : data.results;
+    await fetchEvidence(shown);
+    memories = shown;
+    memoriesPage = page3;
+    memoriesNext = Boolean(data.next);
+    draw6();
+  }
+  function startMemories(user, onChange) {
+    me = user;
+    changed = onChange;
+  }
+  function redrawMemories() {
+    draw6();
+  }
+  function resetMemories() {
+    me = null;
+    student4 = null;
+    memories = [];
+    memoriesNext = false;
+    announce2("");
+    draw6();
+  }
+  statusSelect().addEventListener("change", () => {
+    announce2("");
+    void act(null, () => loadMemories(student4));
+  });
+  byId("more-memories").addEventListener("click", (event) => {
+    void act(event.currentTarget, () => loadMemories(student4, true));
+  });
+  byId("note-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const title2 = byId("note-title");
+    const content = byId("note-content");
+    const visibility = byId("note-visibility").value === "student" ? "student" : "teacher_only";
+    const who = student4;
+    if (!who) return;
+    void act(event.currentTarget.querySelector("button"), async () => {
+      unwrap(
+        await api.POST("/api/v1/memories/", {
+          body: { student: who.id, title: title2.value, content: content.value, visibility }
+        })
+      );
+      title2.value = "";
+      content.value = "";
+      await afterChange(t("note_added"));
+    });
+  });
+
+  // web/src/teacher_review.ts
+  var SECTION5 = "review";
+  var MAX_PAGES = 10;
+  var student5 = null;
+  var pending = [];
+  var pairs = [];
+  var flagged = [];
+  var changed2 = () => void 0;
+  function buttons(...items) {
+    return h("p", { class: "buttons" }, ...items);
+  }
+  function button(label2, onClick, secondary = false) {
+    const node = h("button", { type: "button", class: secondary ? "secondary" : "" }, label2);
+    node.addEventListener("click", () => void sectionAct(SECTION5, node, () => onClick(node)));
+    return node;
+  }
+  function cardItem(c) {
+    const decide = (verdict) => async () => {
+      const params = { path: { change_id: c.id } };
+      unwrap(
+        verdict === "accept" ? await api.POST("/api/v1/card-changes/{change_id}/accept/", { params }) : await api.POST("/api/v1/card-changes/{change_id}/reject/", { params })
+      );
+      sectionStatus(SECTION5, t(verdict === "accept" ? "card_accepted" : "card_rejected"));
+      changed2("card");
+    };
+    const facts = [t(`card_source_${c.source}`)];
+    if (c.confidence !== null) facts.push(t("confidence_value", { value: percent(c.confidence) }));
+    if (c.memory !== null) facts.push(t("proposed_by_memory", { id: c.memory }));
+    facts.push(formatDate(c.created_at));
+    return h(
+      "li",
+      { class: "review-item", "data-card-change": String(c.id) },
+      h("h3", {}, t("review_card_change", { field: t(`card_${c.field}`) })),
+      h("p", {}, t(`card_op_${c.op}`, { value: changeValue(c) })),
+      c.reason ? h("p", { class: "reason" }, c.reason) : null,
+      h("p", { class: "meta" }, facts.join(" · ")),
+      buttons(button(t("card_change_accept"), decide("accept")), button(t("card_change_reject"), decide("reject"), true))
+    );
+  }
+  function side(key, memory) {
+    return h(
+      "div",
+      { class: "side" },
+      h("p", { class: "meta" }, `${t(key)} · ${t(`kind_${memory.kind}`)} · ${formatDate(memory.created_at)}`),
+      h("p", {}, h("strong", {}, memory.title)),
+      h("p", {}, excerpt(memory.content))
+    );
+  }
+  function pairItem(pair) {
+    const decide = (verdict) => async () => {
+      const params = { path: { review_id: pair.id } };
+      unwrap(
+        verdict === "apply" ? await api.POST("/api/v1/memory-reviews/{review_id}/apply/", { params }) : await api.POST("/api/v1/memory-reviews/{review_id}/dismiss/", { params })
+      );
+      sectionStatus(SECTION5, t(verdict === "apply" ? "review_applied" : "review_dismissed"));
+      changed2("memories");
+    };
+    return h(
+      "li",
+      { class: "review-item", "data-supersession": String(pair.id) },
+      h("h3", {}, t("review_supersession")),
+      h("div", { class: "pair" }, side("review_older", pair.older), side("review_newer", pair.newer)),
+      h("p", { class: "reason" }, pair.reason),
+      h("p", { class: "meta" }, t("confidence_value", { value: percent(pair.confidence) })),
+      buttons(button(t("review_apply"), decide("apply")), button(t("review_dismiss"), decide("dismiss"), true))
+    );
+  }
+  function flaggedItem(memory) {
+    const done = async (text) => {
+      sectionStatus(SECTION5, text);
+      changed2("memories");
+    };
+    const confirm = async () => {
+      unwrap(
+        await api.PATCH("/api/v1/memories/{memory_id}/", {
+          params: { path: { memory_id: memory.id } },
+          body: { title: memory.title }
+        })
+      );
+      await done(t("review_confirmed"));
+    };
+    return h(
+      "li",
+      { class: "review-item", "data-review-memory": String(memory.id) },
+      h("h3", {}, t("review_needs_review", { title: memory.title })),
+      h("p", {}, memory.content),
+      h("p", { class: "meta" }, `${t(`kind_${memory.kind}`)} · ${t(`source_${memory.source}`)} · ${formatDate(memory.created_at)}`),
+      buttons(button(t("review_confirm"), confirm)),
+      correctForm(memory, "review-correct", done),
+      archiveForm(memory, "review-archive", done)
+    );
+  }
+  function draw7() {
+    const items = [...pending.map(cardItem), ...pairs.map(pairItem), ...flagged.map(flaggedItem)];
+    byId("review-count").textContent = student5 ? items.length ? t("review_count", { count: items.length }) : t("review_empty") : "";
+    byId("review-items").replaceChildren(...items);
+  }
+  async function flaggedMemories(who) {
+    const found = [];
+    for (let page3 = 1; page3 <= MAX_PAGES; page3++) {
+      const data = unwrap(
+        await api.GET("/api/v1/memories/", { params: { query: { student: who.id, status: "active", page: page3, page_size: 100 } } })
+      );
+      found.push(...data.results.filter((m) => m.needs_review));
+      if (!data.next) break;
+    }
+    return found;
+  }
+  async function loadReviews(who) {
+    if (who?.id !== student5?.id) pending = [];
+    student5 = who;
+    pairs = [];
+    flagged = [];
+    draw7();
+    if (!who) return;
+    await sectionAct(SECTION5, null, async () => {
+      const [open2, memories2] = await Promise.all([
+        api.GET("/api/v1/memory-reviews/", { params: { query: { student: who.id, status: "open", page_size: 100 } } }),
+        flaggedMemories(who)
+      ]);
+      pairs = unwrap(open2).results;
+      flagged = memories2;
+      draw7();
+    });
+  }
+  function showCardPending(card2) {
+    pending = card2 && card2.student === student5?.id ? card2.pending : [];
+    draw7();
+  }
+  function startReviews(listener) {
+    changed2 = listener;
+  }
+  function redrawReviews() {
+    draw7();
+  }
+
+  // web/src/teacher.ts
+  var students = [];
+  var classroom = null;
+  var studentSelect = () => byId("student");
+  function selectedStudent() {
+    return students.find((s) => String(s.id) === studentSelect().value) ?? null;
+  }
+  function nameOf(id) {
+    const student6 = students.find((s) => s.id === id);
+    return student6 ? displayName(student6) : t("student_number", { id });
   }
   function drawStudents() {
     const select = studentSelect();
@@ -1286,97 +2929,94 @@
     byId("no-students").hidden = students.length > 0;
     byId("student-view").hidden = students.length === 0;
   }
-  function drawMemories() {
-    const student = selectedStudent();
-    byId("memories-heading").textContent = student ? t("teacher_memories_heading", { name: displayName(student) }) : "";
-    byId("memory-count").textContent = memories.length ? "" : t("no_memories");
-    const list = byId("memories");
-    list.replaceChildren(...me ? memories.map((m) => memoryCard(m, me)) : []);
-    byId("more-memories").hidden = !memoriesNext;
-  }
   async function loadStudents() {
     const all = [];
-    for (let page2 = 1; ; page2++) {
-      const data = unwrap(await api.GET("/api/v1/students/", { params: { query: { page: page2, page_size: 100 } } }));
+    for (let page3 = 1; ; page3++) {
+      const data = unwrap(await api.GET("/api/v1/students/", { params: { query: { page: page3, page_size: 100 } } }));
       all.push(...data.results);
       if (!data.next) break;
     }
     students = all;
     drawStudents();
   }
-  async function loadMemories(more = false) {
-    const student = selectedStudent();
-    if (!student) {
-      memories = [];
-      drawMemories();
-      return;
-    }
-    const value = statusSelect().value;
-    const status = value === "archived" || value === "all" ? value : "active";
-    const page2 = more ? memoriesPage + 1 : 1;
-    const data = unwrap(
-      await api.GET("/api/v1/memories/", {
-        params: { query: { student: student.id, status, page: page2, page_size: PAGE_SIZE2 } }
-      })
-    );
-    memories = more ? [...memories, ...data.results] : data.results;
-    memoriesPage = page2;
-    memoriesNext = Boolean(data.next);
-    drawMemories();
+  var studentAsk = askBox(
+    "student-ask",
+    () => {
+      const student6 = selectedStudent();
+      return student6 ? { path: `/students/${student6.id}/ask/`, label: t("ask_about_student", { name: displayName(student6) }) } : null;
+    },
+    nameOf
+  );
+  var classAsk = askBox(
+    "class-ask",
+    () => classroom ? { path: `/classrooms/${classroom.id}/ask/`, label: t("ask_about_class", { name: classroom.name }) } : null,
+    nameOf,
+    (id) => void pickStudent(id)
+  );
+  async function loadStudent() {
+    const student6 = selectedStudent();
+    studentAsk.clear();
+    await Promise.all([
+      act(null, () => loadMemories(student6)),
+      loadReviews(student6),
+      loadCard(student6),
+      loadLearning(student6),
+      loadConversations(student6)
+    ]);
   }
+  async function pickStudent(id) {
+    if (!students.some((s) => s.id === id)) return;
+    studentSelect().value = String(id);
+    const view2 = byId("student-view");
+    view2.scrollIntoView({ block: "start" });
+    await loadStudent();
+  }
+  startCard(showCardPending);
+  startReviews((what) => {
+    if (what === "card") void reloadCard();
+    else void Promise.all([act(null, () => loadMemories(selectedStudent())), loadReviews(selectedStudent())]);
+  });
+  startClasses(
+    (id) => void pickStudent(id),
+    (chosen) => {
+      classroom = chosen;
+      classAsk.clear();
+    }
+  );
   studentSelect().addEventListener("change", () => {
-    announce2("");
-    void act(null, () => loadMemories());
-  });
-  statusSelect().addEventListener("change", () => {
-    announce2("");
-    void act(null, () => loadMemories());
-  });
-  byId("more-memories").addEventListener("click", (event) => {
-    void act(event.currentTarget, () => loadMemories(true));
-  });
-  byId("note-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const student = selectedStudent();
-    const title = byId("note-title");
-    const content = byId("note-content");
-    const visibility = byId("note-visibility").value === "student" ? "student" : "teacher_only";
-    if (!student) return;
-    void act(event.currentTarget.querySelector("button"), async () => {
-      unwrap(
-        await api.POST("/api/v1/memories/", {
-          body: { student: student.id, title: title.value, content: content.value, visibility }
-        })
-      );
-      title.value = "";
-      content.value = "";
-      await loadMemories();
-      announce2(t("note_added"));
-    });
+    byId("action-status").textContent = "";
+    void loadStudent();
   });
   void run({
     role: "teacher",
     async start(user) {
-      me = user;
-      await loadFlags();
-      await loadStudents();
-      await loadMemories();
+      startMemories(user, () => void loadReviews(selectedStudent()));
+      await Promise.all([loadFlags(), loadStudents().then(loadStudent), loadClasses()]);
     },
     redraw() {
       redrawFlags();
       drawStudents();
-      drawMemories();
+      redrawClasses();
+      classAsk.redraw();
+      studentAsk.redraw();
+      redrawCard();
+      redrawReviews();
+      redrawLearning();
+      redrawConversations();
+      redrawMemories();
     },
     reset() {
-      me = null;
       students = [];
-      memories = [];
-      memoriesNext = false;
-      announce2("");
+      classroom = null;
       showError(null);
       resetFlags();
+      resetClasses();
+      resetMemories();
+      forgetEvidence();
       drawStudents();
-      drawMemories();
+      classAsk.clear();
+      studentAsk.clear();
+      void loadStudent();
     }
   });
 })();
