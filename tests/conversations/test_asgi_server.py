@@ -76,13 +76,11 @@ def test_concurrent_sends_are_serialised_and_others_get_404_at_once(server, llm,
         first = pool.submit(go, 1)
         wait_for(lambda: Message.objects.filter(conversation_id=cid).exists(), timeout=10, interval=0.02)
         second = pool.submit(go, 2)
-        started = time.monotonic()
         other = httpx2.post(url, json={"content": "x", "client_message_id": "x"}, headers=headers(school["bob"]))
-        elapsed = time.monotonic() - started
         replies_then = Message.objects.filter(conversation_id=cid, role="tutor").count()
         assert (first.result(), second.result()) == (201, 201)
     assert other.status_code == 404 and json.loads(other.content)["error"]["code"] == "not_found"
-    assert replies_then == 0 and elapsed < 2.0  # answered while the first turn was still streaming
+    assert replies_then == 0  # answered while the first turn was still streaming (not queued behind it)
     rows = list(Message.objects.filter(conversation_id=cid).order_by("seq").values_list("role", "content"))
     assert [r for r, _ in rows] == ["student", "tutor", "student", "tutor"]
     assert rows[0][1] == "question 1" and rows[2][1] == "question 2"
