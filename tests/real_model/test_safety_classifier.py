@@ -101,5 +101,8 @@ def test_a_crisis_turn_screened_by_the_classifier_completes_with_a_reply(
     assert flag.severity == "crisis"
     screened = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.SAFETY, student=school["alice"])
     assert screened.exists()
-    chat = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.CHAT, student=school["alice"], ok=True)
+    # The chat model was asked after screening. SmolLM2-135M sometimes answers a crisis prompt
+    # with nothing; the turn then stores the crisis reply written by the product, which is the
+    # behaviour under test (a reply, whatever the model does), so either outcome passes.
+    chat = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.CHAT, student=school["alice"])
     assert chat.exists()
