@@ -17,14 +17,21 @@ QUESTION_MAX_CHARS = 1000
 
 
 class AskInput(serializers.Serializer[None]):
+    # Not trimmed before the length check: the limit is on the text as sent (the schema's maxLength).
     question = StrictCharField(
         max_length=QUESTION_MAX_CHARS,
+        trim_whitespace=False,
         help_text=f"The question, in plain words (1 to {QUESTION_MAX_CHARS} characters).",
         error_messages={
             "blank": _("Ask a question."),
             "max_length": _("A question has at most {max_length} characters."),
         },
     )
+
+    def validate_question(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError(_("Ask a question."))
+        return value
 
 
 @extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}]})
