@@ -38,6 +38,7 @@ from django.utils.translation import gettext
 from conversations import prompting, screening, turns
 from conversations.models import Message
 from conversations.serializers import MessageOutput
+from core import metrics
 from core.db import db_step
 from core.drain import DRAIN_RETRY_AFTER_SECONDS
 from core.errors import ApplicationError, ServiceUnavailable, error_body
@@ -84,6 +85,9 @@ class TurnFeed(EventFeed):
         # The tools' events sent in this turn, and those of them a replay sends again.
         self.tool_events: list[Event] = []
         self.stored_events: list[Event] = []
+        # When the turn was claimed, and whether its first token has come (core.metrics).
+        self.opened_at = time.monotonic()
+        self.first_token_seen = False
 
     def start(self, student_message: Message) -> None:
         self.student_message = student_message
@@ -290,6 +294,7 @@ async def _drive(
     turn screening found a crisis in, a model that cannot answer gives the notice's reply."""
     usage: list[LLMUsage] = []
     renewal = asyncio.create_task(_renew(claim))
+    metrics.TURNS_RUNNING.inc()
     finishing: asyncio.Future[Message] | None = None
     original: str | None = None
     try:
@@ -363,6 +368,9 @@ async def _drive(
             await _interrupted(claim, usage, feed, finishing)
         raise
     finally:
+        metrics.TURNS_RUNNING.dec()
+        outcome = "ok" if feed.reply is not None else feed.error.code if feed.error is not None else "interrupted"
+        metrics.turn_observed(outcome=outcome, seconds=time.monotonic() - feed.opened_at)
         renewal.cancel()
         if feed.reply is None:
             screen.cancel()
@@ -445,6 +453,9 @@ async def _converse(
 
     async def on_delta(text: str) -> None:
         nonlocal shown
+        if not feed.first_token_seen:
+            feed.first_token_seen = True
+            metrics.turn_first_token(time.monotonic() - feed.opened_at)
         if shown and not screen.hold(text):
             shown = False
         if shown:

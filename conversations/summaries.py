@@ -19,6 +19,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
+from core import metrics
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS
@@ -149,6 +150,9 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
             student_id=conversation.student_id, conversation_id=conversation_id, title=title, content=content
         )
         _mark(conversation_id, Conversation.SummaryStatus.DONE)
+    if created:
+        ended = conversation.ended_at
+        metrics.summary_stored(ended_at=ended.timestamp() if ended else None)
     return Outcome.STORED if created else Outcome.ALREADY_DONE
 
 

@@ -48,6 +48,7 @@ from conversations.files import PromptFile, files_for_prompt, image_data_url
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from conversations.selectors import conversation_get, require_student_owner
 from core.errors import ApplicationError, Conflict, NotFound, ServiceUnavailable
+from core.request_id import context_bind
 from learning import selectors as learning_selectors
 from learning.blocks import FILES, HAS_LEARNING_DATA
 from learning.prompts import FileItem
@@ -165,6 +166,8 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
         raise DatabaseUnavailable(
             _("The database is unavailable; your message was not stored. Send it again in a moment.")
         ) from exc
+    if outcome.student_message is not None:  # the turn's ids on its log lines (no text)
+        context_bind(conversation_id=outcome.student_message.conversation_id, turn_id=outcome.student_message.pk)
     if not isinstance(outcome, Claimed):
         return outcome
     try:

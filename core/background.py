@@ -8,6 +8,8 @@ tasks are declared.
 - `Retrying` is the base of a task that Celery retries (`autoretry_for`), with its limits read
   from the settings at each try; a task that must do something after its last try checks
   `last_try(task)`, and otherwise raises the error again for Celery to retry.
+- `task_queue(name)` is the queue task `name` goes to, and `worker_queues()` the queues a worker
+  reads to run every task (tutor.celery routes with the first; /metrics watches the second).
 - `periodic(key, task, seconds)` declares a periodic task. Each app declares its own, in its
   `AppConfig.ready()`; the Celery app (tutor.celery) gives beat the whole schedule
   (`beat_schedule()`).
@@ -58,6 +60,34 @@ def _registered(name: str) -> Any:
         # none of them until it sends one).
         current_app.autodiscover_tasks(force=True)
     return tasks[name]
+
+
+# --- Queues -----------------------------------------------------------------------------------
+
+
+def _default_queue() -> str:
+    return str(current_app.conf.task_default_queue or settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def task_queue(name: str) -> str:
+    """The queue of task `name`: CELERY_QUEUE_PREFIX and its queue in settings.TASK_QUEUES
+    (`default` for a task not listed there), while the default queue is the prefix's `default`.
+    A default queue named otherwise (CELERY_QUEUE) takes every task: one worker on that one queue
+    runs them all."""
+    prefix = settings.CELERY_QUEUE_PREFIX
+    default = _default_queue()
+    if default != f"{prefix}default":
+        return default
+    return prefix + settings.TASK_QUEUES.get(name, "default")
+
+
+def worker_queues() -> list[str]:
+    """The queues a worker reads to run every task: the four queues, or CELERY_QUEUE's one."""
+    prefix = settings.CELERY_QUEUE_PREFIX
+    default = _default_queue()
+    if default != f"{prefix}default":
+        return [default]
+    return [prefix + name for name in settings.QUEUE_NAMES]
 
 
 # --- Retrying ---------------------------------------------------------------------------------

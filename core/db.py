@@ -14,14 +14,25 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import translation
+
+from core import metrics
+
+try:
+    from psycopg_pool import PoolTimeout
+except ImportError:  # SQLite only: no pool
+
+    class PoolTimeout(Exception):  # type: ignore[no-redef]
+        pass
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -31,6 +42,21 @@ def connection_release() -> None:
     """Give this thread's connection back, unless a transaction (or a test's) is open on it."""
     if connection.connection is not None and not connection.in_atomic_block:
         connection.close()
+
+
+def connection_borrow() -> None:
+    """Take this thread's connection from the pool now, timing the wait (core.metrics: the pool's
+    waits and timeouts). Only PostgreSQL has a pool; elsewhere the first query connects."""
+    if connection.vendor != "postgresql" or connection.connection is not None:
+        return
+    started = time.monotonic()
+    try:
+        connection.ensure_connection()
+    except DatabaseError as exc:
+        if isinstance(exc.__cause__, PoolTimeout) or isinstance(exc, PoolTimeout):
+            metrics.DB_POOL_TIMEOUTS.inc()
+        raise
+    metrics.DB_POOL_WAIT.observe(time.monotonic() - started)
 
 
 _executor: ThreadPoolExecutor | None = None
@@ -50,6 +76,7 @@ async def db_step(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R
 
     def run() -> R:
         try:
+            connection_borrow()
             return fn(*args, **kwargs)
         finally:
             connection_release()

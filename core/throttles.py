@@ -25,6 +25,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from rest_framework.throttling import UserRateThrottle
 
+from core import metrics
 from core.cache import CacheUnavailable, counter_add, counter_delete, counter_get
 from core.errors import ApplicationError, ServiceUnavailable
 
@@ -46,10 +47,13 @@ class SendRateThrottle(UserRateThrottle):
         # Redis outages are misses already (core.cache); this is the file cache failing (a full
         # or read-only disk). A send is never refused because its count could not be kept.
         try:
-            return super().allow_request(request, view)
+            allowed = super().allow_request(request, view)
         except OSError as exc:
             logger.warning("cache_unavailable throttle=send: the send is let through: %s", exc)
             return True
+        if not allowed:
+            metrics.throttled("send")
+        return allowed
 
 
 class _LoginThrottled(ApplicationError):
@@ -62,6 +66,7 @@ class _LoginThrottled(ApplicationError):
     def __init__(self, wait: int, message: str) -> None:
         super().__init__(message % {"wait": wait}, details={"retry_after_seconds": wait})
         self.retry_after = wait
+        metrics.throttled("login")
 
 
 class TooManyLoginFailures(_LoginThrottled):

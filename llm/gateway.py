@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils.translation import gettext_noop
 
+from core import metrics
 from llm import costs, windows
 from llm.models import LLMUsage
 from llm.tokens import count_tokens, message_tokens
@@ -314,6 +315,9 @@ def _usage_counted(usage: LLMUsage, prompt_tokens: int, completion_tokens: int) 
     usage.prompt_tokens = prompt_tokens
     usage.completion_tokens = completion_tokens
     usage.cost = costs.usage_cost(model=usage.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    metrics.usage_observed(
+        purpose=usage.purpose, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost=usage.cost
+    )
 
 
 def _usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
@@ -321,6 +325,18 @@ def _usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
     usage.error = str(exc)[:300]
     usage.latency_ms = int((time.monotonic() - started) * 1000)
     logger.warning("llm call failed purpose=%s model=%s: %s", usage.purpose, usage.model, exc)
+    # The kind: "unavailable", "dropped", "bad_response", "refused", "context_exceeded".
+    metrics.model_error(purpose=usage.purpose, kind=_ERROR_KINDS.get(type(exc), "other"))
+
+
+_ERROR_KINDS = {
+    LLMNotConfigured: "not_configured",
+    LLMUnavailable: "unavailable",
+    LLMDropped: "dropped",
+    LLMBadResponse: "bad_response",
+    LLMRefused: "refused",
+    LLMContextExceeded: "context_exceeded",
+}
 
 
 # What no database column can hold: NUL (PostgreSQL refuses it in text) and lone surrogates

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
+from core import metrics
 from core.db import db_step
 from llm.offload import offload
 from llm.prompt_blocks import BaseBlock, Give, Need, Part, PromptTurn
@@ -88,13 +89,14 @@ class MemoryBlock(BaseBlock):
         # Prepared: the vectors or None (lexical); not prepared (a caller outside the turn): the
         # configured embedder, inline.
         embedder: Any = turn.data.get(self.name, True)
-        shown: TurnMemories = turn_memories(
-            student_id=turn.student_id,
-            message=turn.message,
-            language=turn.language,
-            max_tokens=budget,
-            embedder=embedder,
-        )
+        with metrics.RECALL_SECONDS.time():
+            shown: TurnMemories = turn_memories(
+                student_id=turn.student_id,
+                message=turn.message,
+                language=turn.language,
+                max_tokens=budget,
+                embedder=embedder,
+            )
         block = memory_block([memory_item(m) for m in shown.memories])
         messages = [{"role": "system", "content": block}] if block else []
         return Part(messages, memory_block_tokens(shown.memories), detail=shown)

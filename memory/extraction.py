@@ -169,10 +169,11 @@ def _terms(text: str, language: str) -> set[str]:
 def _vet(fact: ExtractedFact, *, shown: dict[int, PromptMemory], new_id: int, language: str) -> tuple[str, list[int]]:
     """Why the item is refused ("" if it is not), and the known memories it cites that agree
     with it (a second source)."""
-    for part in (fact.title, fact.content):
+    for name, part in (("title", fact.title), ("content", fact.content)):
         plain = _plain(part)
         if plain and f" {plain} " in _PROMPT_PLAIN:
-            return f"repeats the prompt's instructions ({part!r})", []
+            # The reason is logged: it names the part, never quotes it (no memory text in logs).
+            return f"repeats the prompt's instructions in its {name}", []
     words = _terms(f"{fact.title}\n{fact.content}", language)
     cited = {pk: _terms(f"{shown[pk].title}\n{shown[pk].content}", language) for pk in fact.evidence if pk in shown}
     if not any(words & terms for terms in cited.values()):

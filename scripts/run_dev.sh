@@ -11,12 +11,17 @@ HOST="${ADDR%:*}"
 # A server listening on every interface is reached from this machine at 127.0.0.1.
 case "$HOST" in 0.0.0.0 | :: | "[::]") HOST=127.0.0.1 ;; esac
 
-# On Ctrl+C, SIGTERM or the server's exit, each process started here gets SIGTERM (Ctrl+C alone
+# On Ctrl+C, SIGTERM or the server's exit, each process started here gets one SIGTERM (Ctrl+C alone
 # would not reach the banner: bash starts background processes with SIGINT ignored), and the
 # script returns once all of them have stopped. A worker still in its warm shutdown after
 # STOP_SECONDS gets SIGQUIT (Celery's cold shutdown, which ends its pool too), then SIGKILL.
+# The worker and the server run in sessions of their own (setsid), so a SIGTERM sent to this
+# script's process group (a service manager, `kill -- -PGID`) reaches their main processes only,
+# through this script: Celery's pool processes and uvicorn's workers are stopped by their parent.
+# A SIGTERM reaching a pool process directly killed it mid-task, and the worker, in its warm
+# shutdown, started new pool processes in its place (docs/operations.md, "Stopping cleanly").
 WORKER="" SERVER="" BANNER=""
-STOP_SECONDS=20
+STOP_SECONDS="${STOP_SECONDS:-20}"
 running() {
   local pid
   for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done
@@ -41,9 +46,17 @@ trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-"$PY" -m celery -A tutor worker -B -l INFO --concurrency=2 -Q "${CELERY_QUEUE:-tutor}" &
+# Each process group writes its metrics to a folder of its own (emptied at its start); the
+# server's /metrics adds the worker's (METRICS_EXTRA_DIRS, core.metrics).
+WORKER_METRICS_DIR="${WORKER_METRICS_DIR:-var/metrics/worker}"
+export METRICS_EXTRA_DIRS="${METRICS_EXTRA_DIRS:-$WORKER_METRICS_DIR}"
+mkdir -p "$WORKER_METRICS_DIR"
+# One worker reads every queue (CELERY_QUEUE: the one queue that takes every task), with beat.
+P="${CELERY_QUEUE_PREFIX:-}"
+QUEUES="${CELERY_QUEUE:-${P}default,${P}summaries,${P}memory,${P}files}"
+PROMETHEUS_MULTIPROC_DIR="$WORKER_METRICS_DIR" setsid "$PY" -m celery -A tutor worker -B -l INFO --concurrency=2 -Q "$QUEUES" &
 WORKER=$!
-./scripts/serve.sh &
+setsid ./scripts/serve.sh &
 SERVER=$!
 "$PY" manage.py seed_demo --wait-for "http://$HOST:${ADDR##*:}/" &
 BANNER=$!

@@ -10,10 +10,14 @@
 #   WEB_BACKLOG          pending connections the socket queues (2048)
 #   WEB_MAX_URL_BYTES    longer URLs get a JSON 414 (16384)
 #   WEB_ACCESS_LOG       1: log every request (off: the proxy in front logs them, and it costs CPU)
+#   PROMETHEUS_MULTIPROC_DIR  where the worker processes write their metrics for /metrics to add up
+#                        (var/metrics/web-<port>); emptied here at each start (core.metrics)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${VENV:-.venv}/bin/python"
 ADDR="${RUN_ADDR:-127.0.0.1:8000}"
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-var/metrics/web-${ADDR##*:}}"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 exec "$PY" -m uvicorn tutor.asgi:application \
   --host "${ADDR%:*}" --port "${ADDR##*:}" \
   --workers "${WEB_CONCURRENCY:-2}" \

@@ -245,6 +245,18 @@ def _database_url() -> str:
     return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
 
 
+def terminate(proc: subprocess.Popen[bytes] | None, grace: float = 30) -> int | None:
+    """SIGTERM `proc` if it runs, SIGKILL after `grace` seconds; its exit code (None: never started)."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return proc.returncode if proc is not None else None
+
+
 class Worker:
     """A real `celery worker` process on its own queue, using the test database and model.
 
@@ -321,13 +333,7 @@ class Worker:
             self.proc.wait(10)
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        terminate(self.proc, grace=15)
 
 
 def _worker_env(llm: ScriptedLLM, queue: str) -> dict[str, str]:
@@ -464,13 +470,7 @@ class Serve:
         assert self.log_text().count("chat model: scripted-tutor at") == 2, self.log_text()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        terminate(self.proc)
 
 
 class SharedServe:

@@ -1,13 +1,41 @@
+"""The Celery app: configured from the Django settings (CELERY_*), its tasks found in each app's
+`tasks` module, and the queue of each task (`route`)."""
+
 import os
+from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_ready
+from celery.signals import (
+    before_task_publish,
+    setup_logging,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
 
 app = Celery("tutor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def route(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str]:
+    """Celery's router (CELERY_TASK_ROUTES): the queue of task `name` (core.background.task_queue).
+    Tasks sent by beat and by the workers are routed alike."""
+    from core.background import task_queue
+
+    return {"queue": task_queue(name)}
+
+
+def queues() -> list[str]:
+    """The queues a worker reads to run every task (core.background.worker_queues)."""
+    from core.background import worker_queues
+
+    return worker_queues()
 
 
 @app.on_after_finalize.connect
@@ -35,3 +63,92 @@ def _recover_summaries(**kwargs: object) -> None:
     from core.background import send
 
     send("memory.tasks.summaries_sweep")
+
+
+# --- Logs: Django's LOGGING, and the log context that follows the work (core.request_id) ---------
+
+
+@setup_logging.connect
+def _logging_as_django(loglevel: int | str | None = None, **kwargs: object) -> None:
+    # A receiver here keeps Celery from configuring logging itself (its own formatter on the root
+    # logger): the worker and beat log through the project's handler and format, at the level
+    # their command line asks for (`-l`).
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
+
+
+@before_task_publish.connect
+def _carry_log_context(headers: dict[str, object] | None = None, **kwargs: object) -> None:
+    # Every task sent (core.background.send, a task's own .delay) carries the sender's request,
+    # user, conversation and turn ids in its message; a task sent outside any context, none.
+    from core.request_id import HEADER, task_headers
+
+    carried = task_headers()
+    if headers is not None and carried and HEADER not in headers:
+        headers[HEADER] = carried
+
+
+@task_prerun.connect
+def _begin_task_log_context(task_id: str = "", task: object = None, **kwargs: object) -> None:
+    from core.request_id import HEADER, task_context_begin
+
+    request = getattr(task, "request", None)
+    task_context_begin(
+        carried=getattr(request, HEADER, None), task_name=str(getattr(task, "name", "")), task_id=task_id
+    )
+
+
+@task_postrun.connect
+def _end_task_log_context(**kwargs: object) -> None:
+    from core.request_id import context_end
+
+    context_end()
+
+
+# --- Metrics (core.metrics): the queues' oldest task, and the samples of the pool's processes ----
+
+
+@before_task_publish.connect
+def _stamp_sent_at(headers: dict[str, object] | None = None, **kwargs: object) -> None:
+    # When the task was sent: /metrics reads the oldest waiting task's age from it
+    # (core.metrics_collector). A retry is sent again, and waits from then.
+    import time
+
+    if headers is not None:
+        headers["sent_at"] = time.time()
+
+
+@worker_init.connect
+def _metrics_dir_reset(**kwargs: object) -> None:
+    # The worker's main process, before it starts its pool: the samples of an earlier run of this
+    # worker (PROMETHEUS_MULTIPROC_DIR, one per worker command) are dropped.
+    from core.metrics import multiprocess_dir_reset
+
+    multiprocess_dir_reset()
+
+
+@worker_ready.connect
+def _metrics_exposition(**kwargs: object) -> None:
+    # A worker node's own /metrics (WORKER_METRICS_ADDR): the samples of this worker's processes.
+    import logging
+
+    from django.conf import settings
+
+    from core.metrics import exposition_start
+
+    if settings.WORKER_METRICS_ADDR:
+        host, port = exposition_start(settings.WORKER_METRICS_ADDR)
+        logging.getLogger(__name__).info("metrics served at http://%s:%s/metrics", host, port)
+
+
+@worker_process_shutdown.connect
+def _metrics_process_dead(pid: int | None = None, **kwargs: object) -> None:
+    # A prefork child exits with os._exit (no atexit): its live gauges are dropped here.
+    from core.metrics import process_exited
+
+    process_exited(pid)

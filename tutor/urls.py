@@ -7,6 +7,9 @@ from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
 from core.api import IdConverter
 from core.errors import unknown_api_url, unknown_url
+from core.health import live as health_live
+from core.health import ready as health_ready
+from core.metrics_views import metrics_view
 from insights import apis as insights
 from learning import apis as learning
 from learning import review_apis as learning_reviews
@@ -99,6 +102,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path(api, include(api_urls)),
     path("app/", include("web.urls")),
+    # Answered before the URLs by core.health.OperationsEndpoints; here for `reverse`.
+    path("health/live", health_live, name="health-live"),
+    path("health/ready", health_ready, name="health-ready"),
+    path("metrics", metrics_view, name="metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The docs' pages and assets are served from here, nothing from another host (web.views).
     path("api/docs/", web_views.swagger_page, name="docs"),

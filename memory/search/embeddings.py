@@ -342,3 +342,18 @@ def embed_queries(embedder: Embedder, texts: list[str], *, student_id: int | Non
             query_cache.put(key, vector, size)
             found[key] = vector
     return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+
+def embedder_ready() -> bool:
+    """/health/ready's embedder check (HEALTH_READY_CHECKS): False when recall is lexical only
+    (nothing to check); True when the local model is loaded in this process (the start-up warm-up
+    loads it) or an endpoint is configured (not called: a poll each second must cost nothing).
+    Raises core.health.CheckFailed when the local model is configured but not loaded."""
+    from core.health import CheckFailed
+
+    backend = backend_name()
+    if backend == "none" or get_embedder() is None:
+        return False
+    if backend == "local" and LocalEmbedder._model is None:
+        raise CheckFailed("the local model is not loaded")
+    return True

@@ -41,6 +41,7 @@ def _choose() -> str:
     return "ok"
 
 
+@pytest.mark.django_db  # a step takes its connection from the pool first (core.db.connection_borrow)
 @pytest.mark.parametrize("threads", [0, 2])
 def test_a_step_s_language_comes_back_also_when_it_raises(settings, threads):
     settings.DB_STEP_THREADS = threads

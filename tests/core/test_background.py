@@ -207,6 +207,10 @@ def test_a_real_beat_starts_with_the_declared_schedule(tmp_path):
         beat.terminate()
         beat.wait(15)
     text = log.read_text()
-    assert "Current schedule:" in text, text[-3000:]
+    # With Redis the scheduler is RedBeat's (one beat holds its lock), which logs each entry it
+    # stores; without, Celery's own, which logs the whole schedule.
+    entry_name = "RedBeatSchedulerEntry" if "RedBeatSchedulerEntry" in text else "ScheduleEntry"
+    if entry_name == "ScheduleEntry":
+        assert "Current schedule:" in text, text[-3000:]
     for key, entry in EXPECTED_SCHEDULE.items():
-        assert f"<ScheduleEntry: {key} {entry['task']}()" in text, text[-3000:]
+        assert f"<{entry_name}: {key} {entry['task']}()" in text, text[-3000:]

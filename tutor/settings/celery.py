@@ -1,5 +1,6 @@
-"""Celery: the broker (REDIS_URL, else a filesystem broker under var/ that needs no server) and task
-acknowledgement. The periodic tasks are declared by each app (core.background.periodic)."""
+"""Celery: the broker (REDIS_URL, else a filesystem broker under var/ that needs no server), task
+acknowledgement, the queues each task goes to, and the scheduler. The periodic tasks are declared by
+each app (core.background.periodic)."""
 
 from __future__ import annotations
 
@@ -37,5 +38,42 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # so that memory a task left behind goes back to the system (0: never). Well above what a pool
 # process holds with the local embedder loaded (docs/operations.md).
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 1536 * 1024, minimum=0) or None
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "tutor")
+
+# The queues (docs/operations.md, "Queues, workers and the scheduler"): summaries, background
+# memory work and file extraction each have a queue of their own, so that a backlog on one does
+# not delay the others; every other task goes to `default`. Each name gets CELERY_QUEUE_PREFIX
+# (several deployments, or test runs, on one Redis). CELERY_QUEUE=<name> instead sends every task
+# to that one queue (tutor.celery.route).
+CELERY_QUEUE_PREFIX = env_str("CELERY_QUEUE_PREFIX", "")
+QUEUE_NAMES = ("default", "summaries", "memory", "files")
+TASK_QUEUES = {
+    "memory.tasks.conversation_summarize": "summaries",
+    "memory.tasks.summaries_sweep": "summaries",
+    "conversations.tasks.conversations_end_idle": "summaries",
+    "memory.tasks.memory_facts_extract": "memory",
+    "memory.tasks.memory_consolidate": "memory",
+    "memory.tasks.memories_consolidate_due": "memory",
+    "memory.tasks.memory_embed": "memory",
+    "memory.tasks.embeddings_sweep": "memory",
+    "memory.tasks.student_reindex": "memory",
+    "conversations.tasks.file_extract": "files",
+    "conversations.tasks.files_sweep": "files",
+}
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "") or f"{CELERY_QUEUE_PREFIX}default"
+CELERY_TASK_ROUTES = ("tutor.celery.route",)
+
+# The scheduler: with Redis, RedBeat, which keeps the schedule in Redis and runs only while it
+# holds a lock there, so that any number of beats may start and one sends the periodic tasks (a
+# beat that dies holding it is replaced by a waiting one within the lock's timeout plus the loop
+# interval). Without Redis (the embedded default, one host), Celery's own scheduler and its file.
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_MAX_LOOP_INTERVAL = env_int("BEAT_LOOP_SECONDS", 5, minimum=1)
+_BEAT_REDIS = REDIS_URL or (CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "")
+if _BEAT_REDIS:
+    CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+    CELERY_REDBEAT_REDIS_URL = _BEAT_REDIS
+    CELERY_REDBEAT_REDIS_OPTIONS: dict[str, object] = {}
+    CELERY_REDBEAT_KEY_PREFIX = f"{CELERY_QUEUE_PREFIX}redbeat:"
+    CELERY_REDBEAT_LOCK_TIMEOUT = env_int("BEAT_LOCK_SECONDS", 30, minimum=CELERY_BEAT_MAX_LOOP_INTERVAL * 2)
+else:
+    CELERY_BEAT_SCHEDULER = "celery.beat:PersistentScheduler"

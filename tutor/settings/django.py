@@ -1,11 +1,11 @@
 """Django itself: paths, the secret key and debug, apps, middleware, templates, languages, static
-files, logging."""
+files (logging: .logs)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .env import env_bool, env_choice, env_list, env_str
+from .env import env_bool, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("TUTOR_VAR_DIR") or BASE_DIR / "var")
@@ -45,6 +45,13 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The request id (X-Request-ID) and the log context of each request (core.request_id).
+    "core.request_id.RequestIdMiddleware",
+    # /health/live, /health/ready and /metrics, answered before the HTTPS redirect, the host check,
+    # sessions, CSRF and authentication (core.health; docs/operations.md#health-and-metrics).
+    "core.health.OperationsEndpoints",
+    # Responses counted by URL pattern name and status (core.metrics_views).
+    "core.metrics_views.ResponsesByRoute",
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy header (django-csp; CONTENT_SECURITY_POLICY in .security).
     "csp.middleware.CSPMiddleware",
@@ -97,14 +104,3 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 # The ASGI application serves /static/ itself (tutor.asgi); 0 when a proxy or CDN serves it.
 SERVE_STATIC = env_bool("SERVE_STATIC", True)
-
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", _LOG_LEVELS)},
-    # httpx2 (the openai SDK's client) logs every request at INFO.
-    "loggers": {name: {"level": "WARNING"} for name in ("django.db.backends", "httpx2", "httpx")},
-}

@@ -1,0 +1,103 @@
+"""/health/live and /health/ready: JSON, no authentication, a 503 naming the check that failed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import OperationalError
+from django.test import Client
+
+from core import health
+from tests.conftest import free_port
+
+
+@pytest.fixture
+def anonymous() -> Client:
+    # A balancer polls a node by its address: no credentials, a Host no one listed.
+    return Client(HTTP_HOST="10.1.2.3:8000")
+
+
+def test_live_answers_without_the_database(anonymous):
+    """/health/live answers 200 {"status": "ok"} without the database (this test may not use it:
+    a query would raise)."""
+    resp = anonymous.get("/health/live")
+    assert resp.status_code == 200
+    assert resp.json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_ready_passes_every_check_and_then_reads_only_select_1(anonymous, settings, django_assert_max_num_queries):
+    """With the database migrated and the broker and cache up, /health/ready answers 200 with
+    each check "ok" (the embedder "skipped": recall is lexical here); once the migrations have
+    been seen applied, a poll costs one query."""
+    health._migrations_applied = False
+    resp = anonymous.get("/health/ready")
+    assert resp.status_code == 200, resp.content
+    body = resp.json()
+    assert body["status"] == "ok"
+    assert body["checks"] == {
+        "database": "ok",
+        "migrations": "ok",
+        "broker": "ok",
+        "cache": "ok",
+        "embedder": "skipped",
+    }
+    with django_assert_max_num_queries(1) as captured:
+        assert anonymous.get("/health/ready").status_code == 200
+    assert [q["sql"] for q in captured.captured_queries] == ["SELECT 1"]
+
+
+class _DeadConnection:
+    """A connection whose server is gone: every cursor fails as psycopg's would."""
+
+    def cursor(self) -> Any:
+        raise OperationalError("connection refused")
+
+
+@pytest.mark.django_db
+def test_ready_fails_when_the_database_is_down(anonymous, monkeypatch):
+    """A database that refuses connections: 503, the database check failed, the migrations
+    check skipped (not tried again against a dead server)."""
+    monkeypatch.setattr(health, "connection", _DeadConnection())
+    resp = anonymous.get("/health/ready")
+    assert resp.status_code == 503
+    checks = resp.json()["checks"]
+    assert checks["database"] == "failed: unreachable: OperationalError"
+    assert checks["migrations"] == "skipped"
+    assert resp.json()["status"] == "unavailable"
+
+
+@pytest.mark.django_db
+def test_ready_fails_when_the_broker_is_down(anonymous, settings):
+    """A Redis broker on a closed port: 503, within the check's short timeout."""
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{free_port()}/0"
+    resp = anonymous.get("/health/ready")
+    assert resp.status_code == 503
+    assert resp.json()["checks"]["broker"].startswith("failed: unreachable")
+    assert resp.json()["checks"]["database"] == "ok"
+
+
+@pytest.mark.django_db
+def test_ready_fails_when_the_local_embedder_is_not_loaded(anonymous, settings, monkeypatch):
+    """EMBEDDINGS_BACKEND=local with the model not loaded in this process: 503."""
+    from memory.search import embeddings
+
+    settings.EMBEDDINGS_BACKEND = "local"
+    monkeypatch.setattr(embeddings.LocalEmbedder, "_model", None)
+    resp = anonymous.get("/health/ready")
+    assert resp.status_code == 503
+    assert resp.json()["checks"]["embedder"] == "failed: the local model is not loaded"
+
+
+@pytest.mark.django_db
+def test_health_is_exempt_from_authentication_https_and_the_host_check(settings):
+    """In production (HTTPS redirect on, only the public host allowed), a balancer's plain-HTTP
+    poll by address is answered, without credentials, CSRF token or session."""
+    settings.SECURE_SSL_REDIRECT = True
+    settings.ALLOWED_HOSTS = ["tutor.example.org"]
+    client = Client(HTTP_HOST="10.1.2.3:8000", enforce_csrf_checks=True)
+    assert client.get("/health/live").status_code == 200
+    assert client.get("/health/ready").status_code == 200
+    # Everything else is still redirected to HTTPS.
+    assert Client(HTTP_HOST="tutor.example.org").get("/api/v1/me/").status_code == 301

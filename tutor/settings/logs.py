@@ -1,0 +1,50 @@
+"""Logging: one handler on standard error for every logger (the project's, Django's, uvicorn's,
+Celery's), each record with its context (core.logging, core.request_id), as JSON lines or text.
+
+LOG_FORMAT: `text` by default (development, `make run`: a line to read), `json` by default in
+production (tutor.settings.production: a line per object, for a log collector). LOG_LEVEL: the
+root logger's level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .env import env_choice
+
+__all__ = ["LOGGING", "LOG_FORMAT", "LOG_FORMATS", "LOG_LEVEL", "logging_config"]
+
+LOG_FORMATS = ("json", "text")
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", LOG_FORMATS)
+
+# Noisy at INFO: SQL, and the openai SDK's HTTP client (httpx2), which logs every request.
+_QUIET = ("django.db.backends", "httpx2", "httpx")
+# uvicorn configures its loggers itself, before the application is loaded: they get this
+# handler too (and stop propagating, or a line would be written twice); their level stays
+# uvicorn's (--log-level).
+_UVICORN = ("uvicorn", "uvicorn.access")
+
+
+def logging_config(log_format: str, level: str) -> dict[str, Any]:
+    """Django's LOGGING (logging.config.dictConfig) for this format and root level."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"context": {"()": "core.logging.ContextFilter"}},
+        "formatters": {
+            "json": {"()": "core.logging.JsonFormatter"},
+            "text": {"()": "core.logging.TextFormatter"},
+        },
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": log_format, "filters": ["context"]},
+        },
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            **{name: {"level": "WARNING"} for name in _QUIET},
+            **{name: {"handlers": ["console"], "propagate": False} for name in _UVICORN},
+        },
+    }
+
+
+LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)
