@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run serve test test-sqlite install install-dev lint bench bench-load client fuzz clean
+.PHONY: run serve worker beat test test-sqlite install install-dev lint bench bench-load client fuzz clean cluster-test
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,17 @@ run: install
 
 serve: install
 	VENV=$(VENV) ./scripts/serve.sh
+
+# A node of a deployment on Redis (docs/operations.md, "Queues, workers and the scheduler"): a
+# worker on one queue (WORKER_QUEUE: default, summaries, memory or files; WORKER_CONCURRENCY), and
+# the scheduler, which any number of nodes may start (one holds the lock and sends the tasks).
+WORKER_QUEUE ?= default
+WORKER_CONCURRENCY ?= 2
+worker: install
+	exec $(PY) -m celery -A tutor worker -l INFO -Q $(CELERY_QUEUE_PREFIX)$(WORKER_QUEUE) \
+		--concurrency=$(WORKER_CONCURRENCY) -n $(WORKER_QUEUE)@%h
+beat: install
+	exec $(PY) -m celery -A tutor beat -l INFO
 
 lint: install-dev
 	$(PY) -m ruff check .
@@ -76,6 +87,15 @@ bench: install-dev
 bench-load: install-dev
 	$(PY) -m pip install --quiet -r requirements-bench.txt
 	$(PY) bench/load.py
+
+# The cluster on one machine and its fault test (scripts/cluster, docs/operations.md): as root,
+# network namespaces for two web nodes behind haproxy, two workers, a scheduler, PostgreSQL and
+# Redis; CLUSTER_STUDENTS students stream turns while each fault is injected. Everything is torn
+# down at the end, also when interrupted (`python -m scripts.cluster.run --teardown` otherwise).
+CLUSTER_STUDENTS ?= 200
+
+cluster-test: install-dev
+	$(PY) -m scripts.cluster.run --students $(CLUSTER_STUDENTS)
 
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.machine import cores, cpu_model  # noqa: E402
+from bench.sse import sse_events  # noqa: E402
 
 RESULTS_PATH = ROOT / "bench" / "results" / "load.json"
 BASELINE_COMMIT = "8eb95c4"
@@ -494,21 +495,13 @@ async def send_turn(client: Any, load: Load, key: str, conversation: int, turn: 
             if response.status_code != 200:
                 turn.error = error_kind(response.status_code, await response.aread())
                 return
-            event, data = "", []
-            async for line in response.aiter_lines():
-                line = line.rstrip("\r\n")
-                if line.startswith("event:"):
-                    event = line[6:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].lstrip())
-                elif not line and event:
-                    if event == "delta" and turn.first_delta is None:
-                        turn.first_delta = time.perf_counter() - sent
-                    elif event == "done" and json.loads("\n".join(data)).get("id"):
-                        turn.done = time.perf_counter() - sent
-                    elif event == "error":
-                        turn.error = "sse error " + str(json.loads("\n".join(data))["error"].get("code"))
-                    event, data = "", []
+            async for event, data in sse_events(response):
+                if event == "delta" and turn.first_delta is None:
+                    turn.first_delta = time.perf_counter() - sent
+                elif event == "done" and json.loads(data).get("id"):
+                    turn.done = time.perf_counter() - sent
+                elif event == "error":
+                    turn.error = "sse error " + str(json.loads(data)["error"].get("code"))
             if turn.done is None and turn.error is None:
                 turn.error = "stream ended without done"
     except httpx2.TimeoutException as exc:
