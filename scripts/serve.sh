@@ -18,12 +18,18 @@ PY="${VENV:-.venv}/bin/python"
 ADDR="${RUN_ADDR:-127.0.0.1:8000}"
 export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-var/metrics/web-${ADDR##*:}}"
 rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+# uvicorn's own lines, its supervisor's included, in the project's format (LOG_FORMAT: the
+# settings' LOGGING, tutor.settings.logs), from a file written at each start.
+LOG_CONFIG="${TUTOR_VAR_DIR:-var}/uvicorn-logging-${ADDR##*:}.json"
+mkdir -p "$(dirname "$LOG_CONFIG")"
+DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-tutor.settings.base}" "$PY" -c \
+  'import json; from django.conf import settings; print(json.dumps(settings.LOGGING))' >"$LOG_CONFIG"
 exec "$PY" -m uvicorn tutor.asgi:application \
   --host "${ADDR%:*}" --port "${ADDR##*:}" \
   --workers "${WEB_CONCURRENCY:-2}" \
   --timeout-keep-alive "${WEB_KEEPALIVE:-5}" \
   --timeout-graceful-shutdown "${WEB_GRACEFUL_TIMEOUT:-30}" \
   --backlog "${WEB_BACKLOG:-2048}" \
-  --no-server-header --lifespan on --http tutor.server:HttpProtocol \
+  --no-server-header --lifespan on --http tutor.server:HttpProtocol --log-config "$LOG_CONFIG" \
   $([ "${WEB_ACCESS_LOG:-0}" = 1 ] && echo --access-log || echo --no-access-log) \
   "$@"

@@ -9,8 +9,10 @@ import json
 import logging
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -28,6 +30,7 @@ from core.request_id import (
 )
 from memory.models import AIMemory
 from tests.conftest import Worker, wait_for
+from tests.conversations.test_asgi_server import serving
 from tests.llm_server import ScriptedLLM
 
 SUMMARIZE = "memory.tasks.conversation_summarize"
@@ -238,3 +241,29 @@ def test_a_summary_logs_the_request_id_of_the_request_that_ended_the_conversatio
     assert SECRET_WORD in summary.content
     assert SECRET_WORD not in log.lower()
     assert SECRET_WORD not in json_log.text.lower()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_production_server_logs_json_lines_only_its_supervisors_included(
+    worker_env: dict[str, str], tmp_path: Path
+) -> None:
+    """scripts/serve.sh with LOG_FORMAT=json and two worker processes: every line it writes,
+    from its start to its stop, is one JSON object, uvicorn's supervisor's lines too."""
+    log = tmp_path / "serve.log"
+    with serving(worker_env, log, LOG_FORMAT="json") as (base, _proc):
+        assert httpx2.get(f"{base}/no/such/page", headers={"X-Request-ID": "serve-json-1"}).status_code == 404
+    text = log.read_text()
+    not_json = [line for line in text.splitlines() if line.strip() and not _is_json_object(line)]
+    assert not not_json, text
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    loggers = {line["logger"] for line in lines}
+    assert {"uvicorn.error", "django.request"} <= loggers, loggers
+    assert any(line["message"].startswith("Started parent process") for line in lines), lines
+    assert any(line.get("request_id") == "serve-json-1" for line in lines), lines
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False

@@ -41,6 +41,9 @@ def logging_config(log_format: str, level: str) -> dict[str, Any]:
         },
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
+            # Django's own handlers (its console's plain lines when DEBUG is on) are dropped: its
+            # records reach the root's handler like every other.
+            "django": {"handlers": [], "level": "INFO", "propagate": True},
             **{name: {"level": "WARNING"} for name in _QUIET},
             **{name: {"handlers": ["console"], "propagate": False} for name in _UVICORN},
         },
