@@ -81,6 +81,23 @@ async def db_step(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R
         finally:
             connection_release()
 
+    return await _in_thread(run)
+
+
+async def db_thread(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run `fn` on db_step's threads without taking a connection first, for a caller that
+    reports the database being down itself (core.health); its connection is released after."""
+
+    def run() -> R:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connection_release()
+
+    return await _in_thread(run)
+
+
+async def _in_thread(run: Callable[[], R]) -> R:
     pool = _pool()
     if pool is None:
         return await sync_to_async(run)()

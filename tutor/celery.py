@@ -16,7 +16,12 @@ from celery.signals import (
     worker_ready,
 )
 
+from tutor.broker import register as register_broker_transport
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
+
+# The broker's Redis transport, with its repair for a worker losing its connection (tutor.broker).
+register_broker_transport()
 
 app = Celery("tutor")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -87,6 +87,10 @@ async def drive(cluster: Cluster, keys: list[str], settle: float) -> dict[str, A
             windows[-1].figures = await fault(cluster)
             print(f"   {windows[-1].figures}", flush=True)
             await asyncio.sleep(settle)
+            # A process that exited on its own (not the fault's target, which is started again).
+            if died := cluster.dead():
+                windows[-1].figures["died"] = died
+                print(f"   died: {died}", flush=True)
         stop.set()
         await asyncio.gather(*students)
         windows[-1].end = time.monotonic()
@@ -138,6 +142,8 @@ def verdict(result: dict[str, Any]) -> list[str]:
     for row in result["windows"]:
         if "lb_down_s" in row and (row["lb_down_s"] is None or row["lb_down_s"] > 5):
             problems.append(f"haproxy took {row['lb_down_s']} s to mark the killed node down")
+        if row.get("died"):
+            problems.append(f"{row['window']}: {', '.join(row['died'])} exited")
         if row["not_json"] or row["wrong_retry_safe"]:
             name, wrong = row["window"], row["wrong_retry_safe"]
             problems.append(f"{name}: {row['not_json']} non-JSON errors, {wrong} wrong retry_safe")

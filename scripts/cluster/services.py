@@ -40,6 +40,7 @@ defaults
     timeout client 300s
     timeout server 300s
     timeout http-request 10s
+    timeout check 2s
     retries 2
     option redispatch
 {errorfiles}
@@ -47,7 +48,7 @@ frontend api
     bind {lb}:{lb_port}
     default_backend web
 backend web
-    option httpchk GET {check}
+    option httpchk GET /health/ready
     http-check expect status 200
     default-server inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
     server web1 {web1}:{web_port} check
@@ -55,12 +56,6 @@ backend web
 """
 # haproxy's own answers (no server up, a server that died mid-request) in the API's error envelope.
 ERROR_BODY = '{{"error": {{"code": "service_unavailable", "message": "{msg}", "details": {{}}, "retry_safe": true}}}}'
-
-
-def health_path() -> str:
-    """/health/ready when the project has it (core/health.py), else an authenticated API route
-    that needs the database: 401 without a token, which haproxy's check cannot tell from up."""
-    return "/health/ready" if (ROOT / "core" / "health.py").exists() else "/api/v1/"
 
 
 def wait_port(host: str, port: int, seconds: float = 60.0) -> None:
@@ -181,7 +176,7 @@ class Cluster:
         """The queues a worker reads to run every task (tutor.celery.queues), for -Q."""
         code = (
             "import django; django.setup(); import tutor.celery as c; from django.conf import settings as s; "
-            "print(','.join(c.queues()) if hasattr(c, 'queues') else s.CELERY_TASK_DEFAULT_QUEUE)"
+            "print(','.join(c.queues()))"
         )
         done = subprocess.run([PY, "-c", code], cwd=ROOT, env=self.env, capture_output=True, text=True, check=True)
         return done.stdout.strip().splitlines()[-1]
@@ -212,7 +207,7 @@ class Cluster:
         cfg = self.dir / "haproxy.cfg"
         cfg.write_text(HAPROXY_CFG.format(
             sock=self.dir / "haproxy.sock", errorfiles="\n".join(errorfiles), lb=net.address("lb"),
-            lb_port=LB_PORT, check=health_path(), web1=net.address("web1"), web2=net.address("web2"), web_port=WEB_PORT,
+            lb_port=LB_PORT, web1=net.address("web1"), web2=net.address("web2"), web_port=WEB_PORT,
         ))  # fmt: skip
         self.spawn("lb", "lb", ["haproxy", "-db", "-f", str(cfg)])
         wait_port(net.address("lb"), LB_PORT)
@@ -228,6 +223,11 @@ class Cluster:
                 data += chunk
         rows = [line.split(",") for line in data.decode().splitlines() if line and not line.startswith("#")]
         return {r[1]: r[17] for r in rows if r[0] == "web" and r[1] in WEBS}
+
+    def dead(self) -> list[str]:
+        """The web nodes, workers, scheduler and load balancer whose process has exited."""
+        names = (*WEBS, *WORKERS, "sched", "lb")
+        return [n for n in names if (proc := self.procs.get(n)) is not None and proc.poll() is not None]
 
     def stop_all(self) -> None:
         """Everything, in the reverse order of starting: SIGTERM, then SIGKILL after a grace period."""
