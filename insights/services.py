@@ -35,6 +35,7 @@ from insights.selectors import ask_classroom_get, memories_for
 from llm import costs
 from llm.gateway import MODEL_NAME_CHARS, storable
 from llm.models import LLMUsage
+from llm.untrusted import quoted
 
 # The most tokens of evidence a prompt holds, whatever the model's window.
 EVIDENCE_MAX_TOKENS = 6000
@@ -112,7 +113,7 @@ def _framing(target: Target) -> tuple[str, str]:
     role = target.asker.role
     if target.classroom is not None:
         asker = "the class's teacher" if role == User.Role.TEACHER else "a staff member of the service"
-        return f'the students of the class "{target.classroom.name}"; name each student you speak of', asker
+        return f"the students of the class {quoted(target.classroom.name)}; name each student you speak of", asker
     assert target.student is not None
     if target.asker.pk == target.student.pk:
         return "themself (answer them as 'you')", "the student themself"

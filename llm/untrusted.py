@@ -200,6 +200,13 @@ def untrusted_element(tag: str, text: str, **attributes: object) -> str:
     return f"<{tag}{shown}>{neutralise(text)}</{tag}>"
 
 
+def quoted(text: str) -> str:
+    """A short untrusted text (a class's name) inside one of the app's own sentences, in double
+    quotes: on one line, its quotes and markup escaped, neutralised like an element's text, so
+    that it can neither end the sentence's quotes nor open a delimiter or a new instruction."""
+    return '"' + html.escape(" ".join(neutralise(text).split()), quote=True) + '"'
+
+
 def transcript_block(messages: list[tuple[str, str]], *, note: str = "") -> str:
     """A conversation as data: each (role, text) in a `<message role="...">` element whose role
     the app sets, inside `<transcript>`; a student cannot forge the tutor's side."""
