@@ -258,6 +258,8 @@ def test_the_production_server_logs_json_lines_only_its_supervisors_included(
     lines = [json.loads(line) for line in text.splitlines() if line.strip()]
     loggers = {line["logger"] for line in lines}
     assert {"uvicorn.error", "django.request"} <= loggers, loggers
+    # No access log unless WEB_ACCESS_LOG=1: its lines hold the URLs' query strings.
+    assert "uvicorn.access" not in loggers, loggers
     assert any(line["message"].startswith("Started parent process") for line in lines), lines
     assert any(line.get("request_id") == "serve-json-1" for line in lines), lines
 

@@ -3,7 +3,17 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import DEV_SECRET_KEY, LOG_FORMATS, LOG_LEVEL, SECRET_KEY, env_bool, env_choice, env_int, logging_config
+from .base import (
+    DEV_SECRET_KEY,
+    LOG_FORMATS,
+    LOG_LEVEL,
+    SECRET_KEY,
+    WEB_ACCESS_LOG,
+    env_bool,
+    env_choice,
+    env_int,
+    logging_config,
+)
 
 if not SECRET_KEY or SECRET_KEY == DEV_SECRET_KEY:
     raise ImproperlyConfigured(
@@ -14,7 +24,7 @@ if not SECRET_KEY or SECRET_KEY == DEV_SECRET_KEY:
 DEBUG = False
 # One JSON object per log line, for a log collector (tutor.settings.logs).
 LOG_FORMAT = env_choice("LOG_FORMAT", "json", LOG_FORMATS)
-LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)
+LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL, WEB_ACCESS_LOG)
 ALLOW_DEMO_DATA = False
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
