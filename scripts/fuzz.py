@@ -43,7 +43,9 @@ LOGOUT = "auth_logout_create"
 # The rules no JSON Schema can state, each in its operation's description: a 400 there is not
 # schema-valid data refused (positive_data_acceptance). Signing in with a well-formed username
 # and password that match no account is the API's 400 `invalid` (DRF's convention); a usage
-# report spans at most 366 days (since and until together); a teacher's search names a student.
+# report spans at most 366 days (since and until together); a teacher's search names a student;
+# a student card, as written or as a change accepted, fits MEMORY_CARD_MAX_TOKENS (a count of
+# tokens, 400 `card_too_long`).
 # NUL is refused in every text (400): the schema's patterns say so where a field refuses blank
 # text, but drf-spectacular cannot give a pattern to one that allows it; the tests cover NUL.
 GENERATION = "generation.allow-x00 = false\n"
@@ -51,6 +53,10 @@ OPERATIONS = """
 [[operations]]
 include-path-regex = "^/api/v1/auth/(token|login)/$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "429"]
+
+[[operations]]
+include-path-regex = "^/api/v1/(students/[^/]+/card|card-changes/[^/]+/accept)/$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]
 
 [[operations]]
 include-path-regex = "^/api/v1/(usage|memories)/$"
