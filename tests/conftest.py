@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import redis
 from django.conf import settings as django_settings
 from django.db import connection
 from rest_framework.authtoken.models import Token
@@ -257,6 +258,57 @@ def terminate(proc: subprocess.Popen[bytes] | None, grace: float = 30) -> int | 
     return proc.returncode if proc is not None else None
 
 
+class OwnRedis:
+    """redis-server on a free port, its data in `folder`; `restart()` stops it (it writes its
+    append-only file) and starts it again on the same port."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> OwnRedis:
+        self.proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--save",
+                "",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
+        wait_for(lambda: _pings(client), timeout=20, interval=0.05)
+        return self
+
+    def restart(self) -> None:
+        terminate(self.proc, grace=10)
+        self.start()
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
+    server = OwnRedis(tmp_path).start()
+    yield server
+    terminate(server.proc, grace=10)
+
+
 class Worker:
     """A real `celery worker` process on its own queue, using the test database and model.
 
@@ -264,10 +316,16 @@ class Worker:
     worker on the same queue (a restart after `kill()`) is only "ready" once it is.
     """
 
-    def __init__(self, llm: ScriptedLLM, queue: str, env: dict[str, str]) -> None:
+    def __init__(
+        self, llm: ScriptedLLM, queue: str, env: dict[str, str], *, pool: str = "solo", concurrency: int = 1
+    ) -> None:
         self.llm = llm
         self.queue = queue
         self.env = env
+        # solo by default: one task at a time in the main process, one message reserved, so a
+        # second worker gets the next one; "prefork" runs tasks in pool processes, as deployed.
+        self.pool = pool
+        self.concurrency = concurrency
         self.proc: subprocess.Popen[bytes] | None = None
         self.name = f"{queue}-{uuid.uuid4().hex[:6]}"
         self.log = Path(django_settings.VAR_DIR) / "test-workers" / f"worker-{self.name}.log"
@@ -285,9 +343,8 @@ class Worker:
                     "worker",
                     "-Q",
                     self.queue,
-                    "--pool=solo",
-                    # One task at a time, one message reserved: a second worker gets the next one.
-                    "--concurrency=1",
+                    f"--pool={self.pool}",
+                    f"--concurrency={self.concurrency}",
                     "-n",
                     f"{self.name}@%h",
                     "--without-gossip",

@@ -2,16 +2,13 @@
 next tasks, and the task it held is finished once (summaries are idempotent, and a message whose
 acknowledgement was lost is delivered again after the visibility timeout).
 
-The broker here is a Redis server of the test's own (append-only file on, as in production), so
-that it can be restarted without touching the Redis the other tests share.
+The broker here is a Redis server of the test's own (tests.conftest.OwnRedis: Debian's
+redis-server, which CI installs; append-only file on, as in production), so that it can be
+restarted without touching the Redis the other tests share.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,65 +17,11 @@ import redis
 from kombu import Queue
 
 from conversations.models import Conversation
-from tests.conftest import ROOT, free_port, terminate, wait_for
+from tests.conftest import OwnRedis, Worker, wait_for
 from tests.conversations.test_summary_worker import SUMMARY_ANSWER, ended_pending, summaries_of
 from tests.llm_server import ScriptedLLM
 
-pytestmark = [
-    pytest.mark.worker,
-    pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server"),
-]
-
-
-class OwnRedis:
-    """redis-server on a free port, its data in `folder`; `restart()` stops it (it writes its
-    append-only file) and starts it again on the same port."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> OwnRedis:
-        self.proc = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(self.folder),
-                "--appendonly",
-                "yes",
-                "--save",
-                "",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
-        wait_for(lambda: _pings(client), timeout=20, interval=0.05)
-        return self
-
-    def restart(self) -> None:
-        terminate(self.proc, grace=10)
-        self.start()
-
-
-def _pings(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.RedisError:
-        return False
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
-    server = OwnRedis(tmp_path).start()
-    yield server
-    terminate(server.proc, grace=10)
+pytestmark = pytest.mark.worker
 
 
 def summarize(url: str, queue: str, conversation_id: int) -> None:
@@ -102,33 +45,8 @@ def test_a_worker_keeps_running_through_a_redis_restart_with_a_task_in_hand(
         "CELERY_VISIBILITY_TIMEOUT": "5",
         "PYTHONUNBUFFERED": "1",
     }
-    log = tmp_path / "worker.log"
-    with log.open("wb") as out:
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "tutor",
-                "worker",
-                "-Q",
-                queue,
-                "--concurrency=2",
-                "-n",
-                f"outage-{queue}@%h",
-                "--without-gossip",
-                "--without-mingle",
-                "-l",
-                "INFO",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    worker = Worker(llm, queue, env, pool="prefork", concurrency=2).start()
     try:
-        wait_for(lambda: "ready." in log.read_text(errors="replace"), timeout=120)
         # The first summaries' model calls take 4 s: Redis restarts while the worker holds them.
         llm.script("summary", *[{**SUMMARY_ANSWER, "delay": 4.0}] * 3)
         held = [ended_pending(school[name]) for name in ("alice", "alice", "carol")]
@@ -142,16 +60,16 @@ def test_a_worker_keeps_running_through_a_redis_restart_with_a_task_in_hand(
         second = ended_pending(school["bob"])
         summarize(own_redis.url, queue, second.pk)
         wait_for(lambda: Conversation.objects.get(pk=second.pk).summary_status == "done", timeout=60)
-        assert worker.poll() is None, log.read_text(errors="replace")[-4000:]
+        assert worker.proc is not None and worker.proc.poll() is None, worker.log_text()[-4000:]
         # The first message's acknowledgement may have been lost with the connection: it comes
         # back after the visibility timeout, and finds its summary written.
-        text = log.read_text(errors="replace")
+        text = worker.log_text()
         assert "Unrecoverable error" not in text, text[-4000:]
         for conversation in held:
             assert len(summaries_of(conversation.pk)) == 1
         assert len(summaries_of(second.pk)) == 1
     finally:
-        terminate(worker)
+        worker.stop()
 
 
 def test_a_channel_closed_after_its_connection_was_collected_keeps_its_messages_unacked(own_redis: OwnRedis) -> None:

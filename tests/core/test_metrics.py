@@ -11,14 +11,13 @@ import uuid
 import httpx2
 import pytest
 import redis
-from django.conf import settings as django_settings
 from django.test import Client
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from core.metrics import exposition_start
 from core.metrics_collector import QueueState, filesystem_queues, redis_queues
-from tests.conftest import Worker, headers
+from tests.conftest import OwnRedis, Worker, headers
 from tests.conversations.test_asgi_server import serving
 from tests.conversations.test_summary_worker import ended_pending, send_summarize, wait_summary
 from tests.conversations.test_turn import send, start
@@ -100,21 +99,19 @@ def test_a_failed_model_call_is_counted_by_kind(clients, llm):
     assert value("tutor_model_errors_total", purpose="chat", kind="unavailable") > errors
 
 
-def test_queue_depth_oldest_age_and_tasks_by_name_read_a_real_redis_queue():
-    """Tasks published to a Redis queue no worker reads: the depth, the oldest task's age from
-    the `sent_at` header set at publish (tutor.celery), and the waiting tasks by name; past the
-    scan, the counts are scaled to the depth."""
-    url = django_settings.CELERY_BROKER_URL
-    if not url.startswith("redis"):
-        pytest.skip("needs the Redis broker (REDIS_URL)")
+def test_queue_depth_oldest_age_and_tasks_by_name_read_a_real_redis_queue(own_redis: OwnRedis) -> None:
+    """Tasks published to a Redis queue no worker reads (a Redis server of the test's own): the
+    depth, the oldest task's age from the `sent_at` header set at publish (tutor.celery), and the
+    waiting tasks by name; past the scan, the counts are scaled to the depth."""
     from tutor.celery import app
 
+    url = own_redis.url
     queue = f"test-metrics-{uuid.uuid4().hex[:8]}"
     try:
         assert redis_queues(url, [queue]) == {queue: QueueState()}
-        for _ in range(3):
-            app.send_task("memory.tasks.memory_facts_extract", args=(1,), queue=queue)
-        app.send_task("memory.tasks.memory_consolidate", args=(1,), queue=queue)
+        with app.connection_for_write(url) as connection:
+            for name in ["memory.tasks.memory_facts_extract"] * 3 + ["memory.tasks.memory_consolidate"]:
+                app.send_task(name, args=(1,), queue=queue, connection=connection)
         state = redis_queues(url, [queue])[queue]
         assert state.depth == 4
         assert 0.0 <= state.oldest_age < 60.0
