@@ -66,6 +66,34 @@ def student_get_overseen(*, user: Any, student_id: Any) -> User:
     return student
 
 
+def students_administered_by(user: Any) -> QuerySet[User]:
+    """The students on whom `user` may use the admin's powers over a student's whole record (a
+    privacy export or erasure, each with its own permission, which the caller checks): every
+    student, deactivated ones included, for a staff account (`is_staff_account`); for anyone
+    else with admin access (a teacher given `is_staff`), the students `students_visible_to`
+    returns, as the admin scopes them (accounts.admin_tenancy); no one for a user without admin
+    access. Holding a permission never widens this scope."""
+    students = User.objects.filter(role=User.Role.STUDENT)
+    if is_staff_account(user):
+        return students
+    if not (getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
+        return students.none()
+    return students_visible_to(user)
+
+
+def student_get_administered(*, user: Any, student_id: Any) -> User:
+    """One student of `students_administered_by(user)`, or NotFound (as for a student that does
+    not exist)."""
+    try:
+        pk = int(student_id)
+    except (TypeError, ValueError):
+        raise NotFound(_("Student not found.")) from None
+    student = students_administered_by(user).filter(pk=pk).first()
+    if student is None:
+        raise NotFound(_("Student not found."))
+    return student
+
+
 def classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
     """The classrooms whose class-wide figures `user` may read: a teacher's own, by name; anyone
     else's none (as learning.selectors.classroom_get_visible decides for one classroom)."""

@@ -87,14 +87,18 @@ class StudentEraseApi(APIView):
                 ErrorEnvelope, description="`confirm` is not the student's id or username, or no reason."
             ),
             403: OpenApiResponse(ErrorEnvelope, description="Staff without the privacy.erase_student permission."),
-            404: OpenApiResponse(ErrorEnvelope, description="No such student, or the requester is not staff."),
+            404: OpenApiResponse(
+                ErrorEnvelope,
+                description="No such student, or not one the requester may erase (not staff, or a teacher "
+                "with admin access and a student outside their classes).",
+            ),
         },
     )
     def post(self, request: Request, student_id: int) -> Response:
         """Legal erasure (staff with privacy.erase_student): deletes the student and everything
         about them in one transaction, anonymises their model usage, and keeps an audit record
         that names neither the student nor any content. Cannot be undone."""
-        services.erasure_check_allowed(user=request.user)
+        services.erasure_student_get(user=request.user, student_id=student_id)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         assert isinstance(request.user, User)

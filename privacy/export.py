@@ -1,8 +1,9 @@
 """A student's export: who may ask for it, and the document, written as it is read.
 
 `export_student_get` is the access rule: the student's teacher (through the scoping primitive,
-accounts.selectors.student_get_visible), the student themself, or staff with the export
-permission (the one bypass of the class scope, for any student, deactivated ones included).
+accounts.selectors.student_get_visible), the student themself, or a staff account with the
+export permission (any student, deactivated ones included: accounts.selectors.
+students_administered_by).
 
 `student_export` yields the `tutor-export/1` document (docs/privacy.md) in pieces: every table
 is read with `.iterator(chunk_size=...)` and each chunk of rows is serialised and written with
@@ -20,14 +21,12 @@ from typing import Any
 
 from django.db.models import Model, Prefetch, Q, QuerySet
 from django.utils import timezone
-from django.utils.translation import gettext as _
 from rest_framework import serializers
 from rest_framework.utils.encoders import JSONEncoder
 
 from accounts.models import User
-from accounts.selectors import student_get_visible
+from accounts.selectors import is_staff_account, student_get_administered, student_get_visible
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
-from core.errors import NotFound
 from insights.models import AskLog, AskMemory
 from learning.models import Answer, Question, Quiz, ReviewCard, SkillMastery, Task, TaskStatus
 from learning.serializers import QuizOutput
@@ -39,22 +38,15 @@ from safety.models import Flag
 CHUNK_SIZE = 500
 
 
-def staff_with(user: Any, permission: str) -> bool:
-    """Whether `user` is an active staff account holding `permission` (superusers hold all): the
-    only way past the class scope in this app."""
-    return bool(
-        getattr(user, "is_authenticated", False) and user.is_active and user.is_staff and user.has_perm(permission)
-    )
-
-
 def export_student_get(*, user: Any, student_id: Any) -> tuple[User, bool]:
     """The student `user` may export, and whether teacher-only notes are included (not for the
-    student themself); else NotFound, as for a student that does not exist."""
-    if staff_with(user, EXPORT_PERMISSION):
-        student = User.objects.filter(pk=int(student_id), role=User.Role.STUDENT).first()
-        if student is None:
-            raise NotFound(_("Student not found."))
-        return student, True
+    student themself); else NotFound, as for a student that does not exist.
+
+    A staff account holding privacy.export_student exports any student
+    (accounts.selectors.student_get_administered); anyone else, a teacher with admin access and
+    the permission included, exports the students the scoping primitive shows them."""
+    if is_staff_account(user) and user.has_perm(EXPORT_PERMISSION):
+        return student_get_administered(user=user, student_id=student_id), True
     student = student_get_visible(user=user, student_id=student_id)
     return student, student.pk != user.pk
 

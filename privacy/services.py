@@ -26,6 +26,7 @@ from django.utils.translation import gettext as _
 from rest_framework.authtoken.models import Token
 
 from accounts.models import Enrollment, User
+from accounts.selectors import student_get_administered
 from conversations.files import file_storage
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from core.errors import Forbidden, NotFound
@@ -42,7 +43,6 @@ from memory.models import (
     SupersessionReview,
     TermStatistic,
 )
-from privacy.export import staff_with
 from privacy.models import ERASE_PERMISSION, Erasure
 from safety.models import Flag
 
@@ -53,14 +53,16 @@ REASON_MAX_CHARS = 1000
 SQLITE_FTS_TABLE = "memory_fts"
 
 
-def erasure_check_allowed(*, user: Any) -> None:
-    """Erasure is for active staff with the erase permission. Anyone else who is not staff gets
-    NotFound (the endpoint tells them nothing, not even that the student exists); staff without
-    the permission get Forbidden."""
-    if not (getattr(user, "is_authenticated", False) and user.is_active and user.is_staff):
-        raise NotFound(_("Student not found."))
-    if not staff_with(user, ERASE_PERMISSION):
+def erasure_student_get(*, user: Any, student_id: Any) -> User:
+    """The student `user` may erase. Erasure uses the admin's powers: a student outside
+    `accounts.selectors.students_administered_by(user)` (anyone for a user without admin access,
+    another class's student for a teacher given it) is NotFound, as one that does not exist, and
+    the endpoint tells them nothing; within it, a user without privacy.erase_student gets
+    Forbidden."""
+    student = student_get_administered(user=user, student_id=student_id)
+    if not user.has_perm(ERASE_PERMISSION):
         raise Forbidden(_("Erasing a student needs the erase_student permission."))
+    return student
 
 
 def _confirmed(student: User, confirm: object) -> bool:
@@ -123,7 +125,7 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
     """Delete the student `student_id` and everything about them; returns the audit record.
 
     `confirm` must be the student's id or username (a ValidationError otherwise, nothing
-    deleted). The caller checks who may erase (`erasure_check_allowed` for the API; the command
+    deleted). The caller checks who may erase (`erasure_student_get` for the API; the command
     is run by whoever may run manage.py).
 
     One transaction: it commits whole or not at all. It first locks the student's row and their

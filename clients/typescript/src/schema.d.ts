@@ -7338,7 +7338,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description No such student, or the requester is not staff. */
+            /** @description No such student, or not one the requester may erase (not staff, or a teacher with admin access and a student outside their classes). */
             404: {
                 headers: {
                     [name: string]: unknown;

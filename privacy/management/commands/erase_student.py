@@ -3,7 +3,8 @@
     python manage.py erase_student 42 --confirm [--reason "..."] [--by STAFF_USERNAME]
 
 Without --confirm it says what it would erase and deletes nothing. The audit record names the
-staff account given with --by (active staff with privacy.erase_student), else none: whoever may
+staff account given with --by (one who may erase this student through the API:
+privacy.services.erasure_student_get), else none: whoever may
 run manage.py may erase.
 """
 
@@ -16,9 +17,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import User
 from core.errors import ApplicationError
-from privacy.export import staff_with
 from privacy.models import ERASE_PERMISSION, Erasure
-from privacy.services import student_erase
+from privacy.services import erasure_student_get, student_erase
 
 
 class Command(BaseCommand):
@@ -37,8 +37,11 @@ class Command(BaseCommand):
         erased_by = None
         if options["by"]:
             erased_by = User.objects.filter(username=options["by"]).first()
-            if erased_by is None or not staff_with(erased_by, ERASE_PERMISSION):
-                raise CommandError(f"{options['by']!r} is not active staff with {ERASE_PERMISSION}")
+            try:
+                erasure_student_get(user=erased_by, student_id=student_id)
+            except ApplicationError:
+                who = options["by"]
+                raise CommandError(f"{who!r} may not erase student {student_id} ({ERASE_PERMISSION})") from None
         if not options["confirm"]:
             raise CommandError(
                 f"student {student_id} and all their data would be erased, for good. "
