@@ -47,7 +47,7 @@ beat: install
 
 lint: install-dev
 	$(PY) -m ruff check .
-	$(PY) scripts/check_imports.py
+	$(VENV)/bin/lint-imports --no-logo
 	$(PY) -m mypy .
 	$(PY) manage.py makemigrations --check --dry-run
 
@@ -98,4 +98,4 @@ cluster-test: install-dev
 	$(PY) -m scripts.cluster.run --students $(CLUSTER_STUDENTS)
 
 clean:
-	rm -rf var .pytest_cache .mypy_cache .ruff_cache test-artifacts
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache .import_linter_cache test-artifacts
