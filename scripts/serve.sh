@@ -8,6 +8,9 @@
 #                        503 meanwhile, and turns still running near the end an `error` event
 #                        (tutor.server.Drain, docs/operations.md)
 #   WEB_BACKLOG          pending connections the socket queues (2048)
+#   WEB_WORKER_HEALTHCHECK_SECONDS  seconds a worker process has to answer its supervisor's health
+#                        check, its start-up included (60); one that does not is killed and started
+#                        again, so a value below a loaded machine's start-up never serves
 #   WEB_MAX_URL_BYTES    longer URLs get a JSON 414 (16384)
 #   WEB_ACCESS_LOG       1: log every request (off: the proxy in front logs them, and it costs CPU)
 #   PROMETHEUS_MULTIPROC_DIR  where the worker processes write their metrics for /metrics to add up
@@ -30,6 +33,7 @@ exec "$PY" -m uvicorn tutor.asgi:application \
   --timeout-keep-alive "${WEB_KEEPALIVE:-5}" \
   --timeout-graceful-shutdown "${WEB_GRACEFUL_TIMEOUT:-30}" \
   --backlog "${WEB_BACKLOG:-2048}" \
+  --timeout-worker-healthcheck "${WEB_WORKER_HEALTHCHECK_SECONDS:-60}" \
   --no-server-header --lifespan on --http tutor.server:HttpProtocol --log-config "$LOG_CONFIG" \
   $([ "${WEB_ACCESS_LOG:-0}" = 1 ] && echo --access-log || echo --no-access-log) \
   "$@"
