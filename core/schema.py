@@ -70,3 +70,4 @@ class AutoSchema(openapi.AutoSchema):
                     OpenApiResponse(ErrorEnvelope, description=description), code, direction=direction
                 )
         return responses
+

@@ -1,12 +1,12 @@
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path, register_converter
-from drf_spectacular.views import SpectacularAPIView
 
 from accounts import apis as accounts
 from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
 from core.api import IdConverter
 from core.errors import unknown_api_url, unknown_url
+from core.schema_view import SchemaApi
 from core.health import live as health_live
 from core.health import ready as health_ready
 from core.metrics_views import metrics_view
@@ -106,7 +106,7 @@ urlpatterns = [
     path("health/live", health_live, name="health-live"),
     path("health/ready", health_ready, name="health-ready"),
     path("metrics", metrics_view, name="metrics"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaApi.as_view(), name="schema"),
     # The docs' pages and assets are served from here, nothing from another host (web.views).
     path("api/docs/", web_views.swagger_page, name="docs"),
     path("api/redoc/", web_views.redoc_page, name="redoc"),

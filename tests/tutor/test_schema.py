@@ -29,6 +29,20 @@ def test_schema_is_served_and_valid(client, db):
     assert "cdn" not in html.lower()
 
 
+@pytest.mark.parametrize(
+    ("query", "accept", "status", "code"),
+    [("?format=xml", "", 404, "not_found"), ("", "application/xml", 406, "not_acceptable")],
+)
+def test_a_schema_format_it_does_not_publish_is_an_error_in_the_json_envelope(client, db, query, accept, status, code):
+    """/api/schema/ asked for XML (by `?format=` or by Accept) answers the error in the JSON
+    envelope, like every other error, not in the YAML the document is published in."""
+    resp = client.get(f"/api/schema/{query}", HTTP_ACCEPT=accept or "*/*")
+    assert resp.status_code == status
+    assert resp["Content-Type"].startswith("application/json")
+    error = resp.json()["error"]
+    assert error["code"] == code and error["retry_safe"] is False
+
+
 def _api_routes(patterns: list, prefix: str = "") -> list[str]:
     routes = []
     for pattern in patterns:
