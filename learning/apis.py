@@ -41,9 +41,14 @@ def _task_context(request: Request, tasks: list[Task]) -> dict[str, Any]:
 
 class QuizFilters(serializers.Serializer[None]):
     student = serializers.IntegerField(
-        required=False, min_value=1, max_value=MAX_ID, help_text="A teacher's student; a student sees their own."
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="A teacher's student; a student sees their own. A student the requester may not see: 404.",
     )
-    conversation = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    conversation = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text="A conversation the requester may read; else 404."
+    )
 
 
 class QuizListApi(APIView):
@@ -133,6 +138,15 @@ class ClassroomSkillsApi(APIView):
 # --- Tasks --------------------------------------------------------------------------------------
 
 
+class TaskFilters(serializers.Serializer[None]):
+    student = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="The tasks set to this student or to a class of theirs. A student the requester may not see: 404.",
+    )
+
+
 class TaskListCreateApi(APIView):
     pagination_class = Pagination
 
@@ -146,11 +160,15 @@ class TaskListCreateApi(APIView):
         subject = StrictCharField(max_length=TASK_SUBJECT_MAX_CHARS, required=False, allow_blank=True, default="")
         due_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
-    @extend_schema(responses=TaskOutput(many=True))
+    @extend_schema(parameters=[TaskFilters], responses=TaskOutput(many=True))
     def get(self, request: Request) -> Response:
-        """Tasks due first: a student's own with their status, a teacher's with each student's."""
+        """Tasks due first: a student's own with their status, a teacher's with each student's
+        (narrowed to one student by `?student=`)."""
+        filters = TaskFilters(data=query_params(request))
+        filters.is_valid(raise_exception=True)
+        qs = selectors.task_list(user=request.user, student_id=filters.validated_data.get("student"))
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(selectors.task_list(user=request.user), request, view=self)
+        page = paginator.paginate_queryset(qs, request, view=self)
         tasks = list(page or [])
         context = _task_context(request, tasks)
         return paginator.get_paginated_response(TaskOutput(tasks, many=True, context=context).data)

@@ -32,11 +32,18 @@ def quizzes_visible_to(user: Any) -> QuerySet[Quiz]:
 
 
 def quiz_list(*, user: Any, student_id: Any = None, conversation_id: int | None = None) -> QuerySet[Quiz]:
-    """Quizzes `user` may read, newest first, narrowed to one visible student and/or one conversation."""
+    """Quizzes `user` may read, newest first, narrowed to one visible student and/or one
+    conversation. A student or a conversation `user` may not see is a NotFound (as their detail
+    endpoints answer), not an empty list."""
     qs = quizzes_visible_to(user)
     if student_id not in (None, ""):
         qs = qs.filter(student=student_get_visible(user=user, student_id=student_id))
     if conversation_id is not None:
+        # Learning sits below conversations: their scoping primitive is reached through the
+        # quiz's foreign key rather than imported.
+        conversations: Any = Quiz._meta.get_field("conversation").related_model
+        if not conversations.objects.visible_to(user).filter(pk=conversation_id).exists():
+            raise NotFound(_("Conversation not found."))
         qs = qs.filter(conversation_id=conversation_id)
     return qs.select_related("attempt").order_by("-created_at", "-id")
 
@@ -182,9 +189,16 @@ def task_get(*, user: Any, task_id: int) -> Task:
     return task
 
 
-def task_list(*, user: Any) -> QuerySet[Task]:
-    """Tasks `user` may see, due first (those without a due date last), then oldest first."""
-    return tasks_visible_to(user).select_related("student").order_by(*TASKS_DUE_FIRST)
+def task_list(*, user: Any, student_id: Any = None) -> QuerySet[Task]:
+    """Tasks `user` may see, due first (those without a due date last), then oldest first;
+    with `student_id`, those set to that student or to a class they are in. A student `user`
+    may not see is a NotFound (accounts.selectors.student_get_visible)."""
+    qs = tasks_visible_to(user)
+    if student_id not in (None, ""):
+        student = student_get_visible(user=user, student_id=student_id)
+        classrooms = Enrollment.objects.filter(student=student).values("classroom_id")
+        qs = qs.filter(Q(student=student) | Q(classroom_id__in=classrooms))
+    return qs.select_related("student").order_by(*TASKS_DUE_FIRST)
 
 
 @dataclass(frozen=True)

@@ -159,3 +159,20 @@ def test_the_list_is_scoped_and_filtered(clients, school):
     assert "questions" not in clients["alice"].get("/api/v1/quizzes/").json()["results"][0]
     assert clients["teacher_b"].get(f"/api/v1/quizzes/?student={school['alice'].pk}").status_code == 404
     assert clients["alice"].get("/api/v1/quizzes/?conversation=abc").status_code == 400
+
+
+def test_another_users_conversation_is_a_404_like_another_student(clients, school):
+    """?conversation= of a conversation the requester may not read (another student's, another
+    class's) is a 404, as ?student= of a student they may not see: not an empty list that would
+    tell nothing apart from a conversation without quizzes."""
+    bobs = new_conversation(school["bob"])
+    make_quiz(school["bob"], bobs)
+    carols = new_conversation(school["carol"])
+    assert clients["alice"].get(f"/api/v1/quizzes/?conversation={bobs.pk}").status_code == 404
+    assert clients["teacher_b"].get(f"/api/v1/quizzes/?conversation={bobs.pk}").status_code == 404
+    assert clients["teacher_a"].get(f"/api/v1/quizzes/?conversation={carols.pk}").status_code == 404
+    assert clients["alice"].get("/api/v1/quizzes/?conversation=999999").status_code == 404
+    # Their own (and their teacher's view of it) still lists, even without quizzes.
+    assert clients["teacher_a"].get(f"/api/v1/quizzes/?conversation={bobs.pk}").json()["count"] == 1
+    assert clients["carol"].get(f"/api/v1/quizzes/?conversation={carols.pk}").json()["count"] == 0
+

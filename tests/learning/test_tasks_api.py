@@ -99,3 +99,27 @@ def test_only_the_student_sets_their_status(clients, school):
     assert clients["alice"].post(url, {"status": "in_progress"}, format="json").status_code == 200
     assert clients["alice"].post(url, {"status": "in_progress"}, format="json").status_code == 200
     assert TaskStatus.objects.get().status == "in_progress"
+
+
+def test_a_teacher_lists_one_students_tasks_and_another_class_is_a_404(clients, school):
+    """?student= narrows the list to the tasks set to that student or to a class they are in; a
+    student the requester may not see (another class's, or another student for a student) is
+    a 404, and a malformed id a 400."""
+    teacher = school["teacher_a"]
+    for_class = Task.objects.create(teacher=teacher, classroom=school["class_a"], title="Class task")
+    for_bob = Task.objects.create(teacher=teacher, student=school["bob"], title="Bob's")
+    for_alice = Task.objects.create(teacher=teacher, student=school["alice"], title="Alice's")
+    Task.objects.create(teacher=school["teacher_b"], classroom=school["class_b"], title="5B's")
+
+    def ids(client, query):
+        resp = client.get(f"/api/v1/tasks/{query}")
+        assert resp.status_code == 200, resp.content
+        return sorted(row["id"] for row in resp.json()["results"])
+
+    assert ids(clients["teacher_a"], "") == sorted([for_class.pk, for_bob.pk, for_alice.pk])
+    assert ids(clients["teacher_a"], f"?student={school['bob'].pk}") == sorted([for_class.pk, for_bob.pk])
+    assert ids(clients["alice"], f"?student={school['alice'].pk}") == sorted([for_class.pk, for_alice.pk])
+    assert clients["teacher_a"].get(f"/api/v1/tasks/?student={school['carol'].pk}").status_code == 404
+    assert clients["alice"].get(f"/api/v1/tasks/?student={school['bob'].pk}").status_code == 404
+    assert clients["teacher_a"].get("/api/v1/tasks/?student=abc").status_code == 400
+
