@@ -9,7 +9,7 @@ from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -256,6 +256,11 @@ class ReplyMemoriesApi(APIView):
         return Response(ReplyMemoryOutput(rows, many=True).data)
 
 
+@extend_schema_field({"type": "string", "format": "binary", "minLength": 1})
+class UploadField(serializers.FileField):
+    """A file of at least one byte (an empty one is the service's 400 `file_empty`)."""
+
+
 class ConversationFilesApi(APIView):
     """/conversations/{id}/files/: the files of a conversation (GET) or attach one (POST)."""
 
@@ -264,9 +269,11 @@ class ConversationFilesApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     class Input(serializers.Serializer[None]):
-        file = serializers.FileField(
+        file = UploadField(
             allow_empty_file=True,
-            help_text="PDF, plain text, Markdown or an image (PNG, JPEG, WebP, GIF), at most FILES_MAX_BYTES.",
+            help_text="PDF, plain text, Markdown or an image (PNG, JPEG, WebP, GIF), at most FILES_MAX_BYTES. "
+            "The type is found from the content, whatever its size: a file that is none of these (a single "
+            "byte that is not text, say) is a 400 `file_type_not_allowed`; an empty one a 400 `file_empty`.",
         )
 
     def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:

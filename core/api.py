@@ -70,6 +70,13 @@ class Pagination(PageNumberPagination):
         return parameters
 
 
+# The characters Python's str.split() and str.strip() take for white space (DRF trims text with
+# strip()), as a regular expression class that JSON Schema's (ECMA-262) regular expressions read
+# the same: their `\s` leaves out U+001C-U+001F and U+0085, which a text of only those is here
+# (blank once trimmed), and takes in U+FEFF, which Python keeps.
+WHITE_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
 class StorableText(RegexValidator):
     """Text PostgreSQL can store and UTF-8 can encode: no NUL (U+0000) and no lone surrogate.
     DRF's own two validators decide, with their messages. The schema's `pattern` says no NUL and
@@ -78,7 +85,7 @@ class StorableText(RegexValidator):
 
     def __init__(self) -> None:
         # A character other than white space: the field refuses blank text (once trimmed).
-        super().__init__(r"^[^\x00]*[^\s\x00][^\x00]*$")
+        super().__init__(rf"^[^\x00]*[^{WHITE_SPACE}\x00][^\x00]*$")
 
     def __call__(self, value: Any) -> None:
         ProhibitNullCharactersValidator()(value)
@@ -92,8 +99,8 @@ class WordCount(RegexValidator):
     400), with its own translated message."""
 
     def __init__(self, low: int, high: int) -> None:
-        word = r"[^\s\x00]+"
-        super().__init__(rf"^\s*{word}(?:\s+{word}){{{low - 1},{high - 1}}}\s*$")
+        word, space = rf"[^{WHITE_SPACE}\x00]+", f"[{WHITE_SPACE}]"
+        super().__init__(rf"^{space}*{word}(?:{space}+{word}){{{low - 1},{high - 1}}}{space}*$")
 
     def __call__(self, value: Any) -> None:
         return None

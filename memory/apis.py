@@ -16,7 +16,16 @@ from memory.models import AIMemory, SupersessionReview
 from memory.serializers import MemoryOutput, SupersessionReviewOutput
 from memory.services import edits, lifecycle, notes
 from memory.throttles import MemoryWriteRateThrottle
-from memory.validation import CONTENT_MAX_CHARS, REASON_MAX_CHARS, TITLE_MAX_CHARS, TITLE_MAX_WORDS, TITLE_MIN_WORDS
+from memory.validation import (
+    CONTENT_MAX_CHARS,
+    CONTENT_MAX_WORDS,
+    REASON_MAX_CHARS,
+    SUMMARY_MAX_SENTENCES,
+    SUMMARY_MIN_SENTENCES,
+    TITLE_MAX_CHARS,
+    TITLE_MAX_WORDS,
+    TITLE_MIN_WORDS,
+)
 
 # A memory's title has 4 to 10 words: the services check it (memory.validation); the schema says it.
 TITLE_WORDS = WordCount(TITLE_MIN_WORDS, TITLE_MAX_WORDS)
@@ -97,7 +106,12 @@ class MemoryListCreateApi(MemoryWriteThrottled):
 class MemoryDetailApi(MemoryWriteThrottled):
     class Input(serializers.Serializer[None]):
         title = StrictCharField(max_length=TITLE_MAX_CHARS, required=False, validators=[TITLE_WORDS])
-        content = StrictCharField(max_length=CONTENT_MAX_CHARS, required=False)
+        content = StrictCharField(
+            max_length=CONTENT_MAX_CHARS,
+            required=False,
+            help_text=f"At most {CONTENT_MAX_WORDS} words. A summary's (kind `summary`) has "
+            f"{SUMMARY_MIN_SENTENCES} to {SUMMARY_MAX_SENTENCES} sentences: 400 otherwise.",
+        )
         visibility = serializers.ChoiceField(choices=AIMemory.Visibility.choices, required=False)
 
     @extend_schema(responses=MemoryOutput)
@@ -108,7 +122,8 @@ class MemoryDetailApi(MemoryWriteThrottled):
     def patch(self, request: Request, memory_id: int) -> Response:
         """A teacher of the student corrects a memory's title and/or content (re-indexed and
         re-embedded), or a teacher note's visibility; an archived memory is a 409. At least one
-        field must be given: an empty body (`{}`) is a 400."""
+        field must be given: an empty body (`{}`) is a 400. A rule no schema states, as it depends
+        on the memory's kind: a summary's content keeps 2 to 4 sentences (400 otherwise)."""
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         if not data.validated_data:

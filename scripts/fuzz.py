@@ -45,7 +45,9 @@ LOGOUT = "auth_logout_create"
 # and password that match no account is the API's 400 `invalid` (DRF's convention); a usage
 # report spans at most 366 days (since and until together); a teacher's search names a student;
 # a student card, as written or as a change accepted, fits MEMORY_CARD_MAX_TOKENS (a count of
-# tokens, 400 `card_too_long`).
+# tokens, 400 `card_too_long`); a summary's content keeps 2 to 4 sentences (a rule of the memory's
+# kind); an uploaded file's type is found from its content (a byte that is not text is a 400
+# `file_type_not_allowed`).
 # NUL is refused in every text (400): the schema's patterns say so where a field refuses blank
 # text, but drf-spectacular cannot give a pattern to one that allows it; the tests cover NUL.
 GENERATION = "generation.allow-x00 = false\n"
@@ -56,6 +58,16 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403",
 
 [[operations]]
 include-path-regex = "^/api/v1/(students/[^/]+/card|card-changes/[^/]+/accept)/$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]
+
+[[operations]]
+include-path-regex = "^/api/v1/memories/[^/]+/$"
+include-method = "PATCH"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]
+
+[[operations]]
+include-path-regex = "^/api/v1/conversations/[^/]+/files/$"
+include-method = "POST"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "429"]
 
 [[operations]]

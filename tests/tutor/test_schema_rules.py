@@ -5,6 +5,13 @@ from __future__ import annotations
 
 import re
 
+import jsonschema_rs
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils.timezone import now
+from rest_framework import serializers
+
+from conversations.models import Conversation
+from core.api import StrictCharField
 from memory.models import AIMemory
 from tests.schema import published_schema
 
@@ -60,3 +67,74 @@ def test_refused_text_is_in_the_schema(clients, school) -> None:
     for bad in ("Read\x00 chapter 3", "   "):
         body = {"title": bad, "classroom": school["class_a"].pk}
         assert clients["teacher_a"].post("/api/v1/tasks/", body, format="json").status_code == 400
+
+
+def test_a_text_of_one_character_is_refused_by_the_schema_exactly_when_the_server_refuses_it() -> None:
+    """Every one-character text (U+0001 to U+FFFF, surrogates aside) is refused by the schema's
+    pattern, as a JSON Schema validator reads it, exactly when the server refuses it as blank
+    once trimmed: U+001F alone included, which JSON Schema's `\\s` does not take for white space."""
+    pattern = component("TaskListCreateInputRequest")["properties"]["title"]["pattern"]
+    schema = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+    field = StrictCharField(max_length=200)
+    differ = []
+    for code in range(1, 0x10000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        text = chr(code)
+        try:
+            field.run_validation(text)
+            accepted = True
+        except serializers.ValidationError:
+            accepted = False
+        if schema.is_valid(text) != accepted:
+            differ.append(f"U+{code:04X}")
+    assert differ == []
+
+
+def test_a_title_counts_its_words_in_the_schema_as_the_server_does() -> None:
+    """The title's word-count pattern splits words on what Python's str.split() does, U+001C to
+    U+001F and U+0085 included: 4 words joined by any of them match, 3 do not."""
+    pattern = component("MemoryListCreateInputRequest")["properties"]["title"]["pattern"]
+    schema = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+    for code in [code for code in range(0x3001) if chr(code).isspace()]:
+        four, three = chr(code).join(["word"] * 4), chr(code).join(["word"] * 3)
+        assert len(four.split()) == 4 and schema.is_valid(four), f"U+{code:04X}"
+        assert not schema.is_valid(three), f"U+{code:04X}"
+
+
+def test_a_summarys_sentences_rule_is_in_the_schema(clients, school) -> None:
+    """PATCH /memories/{id}/ of a summary with one sentence is a 400; the content's description
+    (and the operation's) states the 2-to-4-sentence rule, which no JSON Schema can (it depends
+    on the memory's kind)."""
+    conversation = Conversation.objects.create(student=school["alice"], subject="Fractions", last_activity_at=now())
+    summary = AIMemory.objects.create(
+        student=school["alice"],
+        source_conversation=conversation,
+        kind=AIMemory.Kind.SUMMARY,
+        source=AIMemory.Source.SUMMARY_TASK,
+        title="Fractions practice with pictures first",
+        content="Alice added fractions. She drew them first.",
+        created_at="2026-01-01T00:00:00Z",
+    )
+    resp = clients["teacher_a"].patch(
+        f"/api/v1/memories/{summary.pk}/", {"content": "Only one sentence."}, format="json"
+    )
+    assert resp.status_code == 400, resp.content
+    assert "2 to 4 sentences" in component("PatchedMemoryDetailInputRequest")["properties"]["content"]["description"]
+    operation = published_schema()["paths"]["/api/v1/memories/{memory_id}/"]["patch"]
+    assert "2 to 4 sentences" in operation["description"]
+
+
+def test_an_upload_of_one_byte_that_is_no_allowed_type_is_refused_and_the_schema_says_so(clients, school) -> None:
+    """A one-byte file that is not text is a 400 `file_type_not_allowed`, an empty one a 400
+    `file_empty`: the file field's schema has minLength 1 and its description says the type is
+    found from the content, whatever the size."""
+    cid = clients["alice"].post("/api/v1/conversations/", {"subject": "Maths"}, format="json").json()["id"]
+    for data, code in ((b"\x01", "file_type_not_allowed"), (b"", "file_empty")):
+        body = {"file": SimpleUploadedFile("note", data, content_type="application/octet-stream")}
+        resp = clients["alice"].post(f"/api/v1/conversations/{cid}/files/", body, format="multipart")
+        assert resp.status_code == 400 and resp.json()["error"]["code"] == code, resp.content
+    field = component("ConversationFilesInputRequest")["properties"]["file"]
+    assert field["minLength"] == 1
+    assert "whatever its size" in field["description"] and "file_type_not_allowed" in field["description"]
+
