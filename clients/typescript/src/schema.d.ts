@@ -383,7 +383,8 @@ export interface paths {
         /**
          * @description A teacher of the student corrects a memory's title and/or content (re-indexed and
          *     re-embedded), or a teacher note's visibility; an archived memory is a 409. At least one
-         *     field must be given: an empty body (`{}`) is a 400.
+         *     field must be given: an empty body (`{}`) is a 400. A rule no schema states, as it depends
+         *     on the memory's kind: a summary's content keeps 2 to 4 sentences (400 otherwise).
          */
         patch: operations["memories_partial_update"];
         trace?: never;
@@ -853,7 +854,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Tasks due first: a student's own with their status, a teacher's with each student's. */
+        /**
+         * @description Tasks due first: a student's own with their status, a teacher's with each student's
+         *     (narrowed to one student by `?student=`).
+         */
         get: operations["tasks_list"];
         put?: never;
         /**
@@ -1152,7 +1156,7 @@ export interface components {
         ConversationFilesInputRequest: {
             /**
              * Format: binary
-             * @description PDF, plain text, Markdown or an image (PNG, JPEG, WebP, GIF), at most FILES_MAX_BYTES.
+             * @description PDF, plain text, Markdown or an image (PNG, JPEG, WebP, GIF), at most FILES_MAX_BYTES. The type is found from the content, whatever its size: a file that is none of these (a single byte that is not text, say) is a 400 `file_type_not_allowed`; an empty one a 400 `file_empty`.
              */
             file: string;
         };
@@ -2200,6 +2204,7 @@ export interface components {
         };
         PatchedMemoryDetailInputRequest: {
             title?: string;
+            /** @description At most 200 words. A summary's (kind `summary`) has 2 to 4 sentences: 400 otherwise. */
             content?: string;
             visibility?: components["schemas"]["MemoryVisibilityEnum"];
         };
@@ -5905,12 +5910,13 @@ export interface operations {
     quizzes_list: {
         parameters: {
             query?: {
+                /** @description A conversation the requester may read; else 404. */
                 conversation?: number;
                 /** @description A page number within the paginated result set. */
                 page?: number;
                 /** @description Number of results to return per page. */
                 page_size?: number;
-                /** @description A teacher's student; a student sees their own. */
+                /** @description A teacher's student; a student sees their own. A student the requester may not see: 404. */
                 student?: number;
             };
             header?: never;
@@ -7663,6 +7669,8 @@ export interface operations {
                 page?: number;
                 /** @description Number of results to return per page. */
                 page_size?: number;
+                /** @description The tasks set to this student or to a class of theirs. A student the requester may not see: 404. */
+                student?: number;
             };
             header?: never;
             path?: never;
