@@ -5,9 +5,10 @@ redirect (SECURE_REDIRECT_EXEMPT), CSRF (GET only) and the throttles (no DRF vie
 
 - live: the process answers; touches nothing else. 200 {"status": "ok"}.
 - ready: each check by name, "ok" or why it failed; 200 when all pass, else 503. Cheap enough to
-  poll every second: `SELECT 1` on the database, a Redis PING with a short timeout (or the
-  filesystem broker's folder), and the other checks of HEALTH_READY_CHECKS (the embedder: loaded
-  in this process, where one is configured). Whether the migrations are applied is read from the
+  poll every second: `SELECT 1` on the database (PostgreSQL: on a connection of its own, with
+  connect and statement timeouts, so that an outage is answered within seconds), a Redis PING
+  with a short timeout (or the filesystem broker's folder), and the other checks of
+  HEALTH_READY_CHECKS (the embedder: loaded in this process, where one is configured). Whether the migrations are applied is read from the
   database until they are, then remembered for the process's life (a deployment migrates before
   it starts new processes; a process never sees them unapplied again).
 """
@@ -45,7 +46,20 @@ class CheckFailed(Exception):
     """A readiness check failed; the message says why (no data, no secret)."""
 
 
+# PostgreSQL's check connects on its own, bounded by this: libpq's smallest connect_timeout (in
+# whole seconds, at least 2), which also bounds the statement. A balancer's check timeout is
+# usually 5 s or more.
+DATABASE_CHECK_SECONDS = 2
+
+
 def database() -> None:
+    """PostgreSQL: `SELECT 1` on a connection of the check's own, outside the pool, within
+    DATABASE_CHECK_SECONDS to connect and as much to answer; a pool waiting on a server that is
+    down (DB_POOL_TIMEOUT_SECONDS) or exhausted by a burst never delays the answer. SQLite: on
+    the process's connection (a file: nothing to wait on)."""
+    if connection.vendor == "postgresql":
+        _postgresql_select_1()
+        return
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
@@ -53,6 +67,21 @@ def database() -> None:
         raise CheckFailed(f"unreachable: {type(exc).__name__}") from exc
     finally:
         connection_release()
+
+
+def _postgresql_select_1() -> None:
+    import psycopg
+
+    params = connection.get_connection_params()
+    for django_only in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(django_only, None)
+    timeout_ms = DATABASE_CHECK_SECONDS * 1000
+    options = " ".join(filter(None, [params.pop("options", ""), f"-c statement_timeout={timeout_ms}"]))
+    try:
+        with psycopg.connect(**params, connect_timeout=DATABASE_CHECK_SECONDS, options=options, autocommit=True) as own:
+            own.execute("SELECT 1")
+    except psycopg.Error as exc:
+        raise CheckFailed(f"unreachable: {type(exc).__name__}") from exc
 
 
 def migrations() -> None:

@@ -70,4 +70,3 @@ class AutoSchema(openapi.AutoSchema):
                     OpenApiResponse(ErrorEnvelope, description=description), code, direction=direction
                 )
         return responses
-

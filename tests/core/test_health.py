@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test import Client
 
 from core import health
@@ -45,27 +48,78 @@ def test_ready_passes_every_check_and_then_reads_only_select_1(anonymous, settin
     }
     with django_assert_max_num_queries(1) as captured:
         assert anonymous.get("/health/ready").status_code == 200
-    assert [q["sql"] for q in captured.captured_queries] == ["SELECT 1"]
+    # PostgreSQL's check runs on a connection of its own, not on Django's.
+    expected = [] if connection.vendor == "postgresql" else ["SELECT 1"]
+    assert [q["sql"] for q in captured.captured_queries] == expected
 
 
 class _DeadConnection:
-    """A connection whose server is gone: every cursor fails as psycopg's would."""
+    """A SQLite connection whose file is gone: every cursor fails."""
+
+    vendor = "sqlite"
 
     def cursor(self) -> Any:
-        raise OperationalError("connection refused")
+        raise OperationalError("unable to open database file")
 
 
 @pytest.mark.django_db
 def test_ready_fails_when_the_database_is_down(anonymous, monkeypatch):
-    """A database that refuses connections: 503, the database check failed, the migrations
+    """A database that cannot be reached: 503, the database check failed, the migrations
     check skipped (not tried again against a dead server)."""
-    monkeypatch.setattr(health, "connection", _DeadConnection())
+    if connection.vendor == "postgresql":
+        # Nothing listens there: refused at once.
+        monkeypatch.setitem(connection.settings_dict, "HOST", "127.0.0.1")
+        monkeypatch.setitem(connection.settings_dict, "PORT", str(free_port()))
+    else:
+        monkeypatch.setattr(health, "connection", _DeadConnection())
     resp = anonymous.get("/health/ready")
     assert resp.status_code == 503
     checks = resp.json()["checks"]
     assert checks["database"] == "failed: unreachable: OperationalError"
     assert checks["migrations"] == "skipped"
     assert resp.json()["status"] == "unavailable"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """The port of a server that accepts TCP connections and never says a word, as a database
+    host behind a dead network path or a frozen PostgreSQL looks to a client."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in accepted:
+        conn.close()
+    listener.close()
+
+
+@pytest.mark.postgresql_only
+@pytest.mark.django_db
+def test_ready_answers_while_the_database_does_not(anonymous, monkeypatch, silent_server):
+    """A PostgreSQL host that accepts the connection and never answers (the process's own
+    connection still open, as a pool's would be): /health/ready answers 503 with the database
+    check failed, after its own connect timeout, instead of reporting the open connection "ok"
+    or waiting on the pool."""
+    monkeypatch.setitem(connection.settings_dict, "HOST", "127.0.0.1")
+    monkeypatch.setitem(connection.settings_dict, "PORT", str(silent_server))
+    resp = anonymous.get("/health/ready")
+    assert resp.status_code == 503
+    checks = resp.json()["checks"]
+    assert checks["database"] == "failed: unreachable: ConnectionTimeout", checks
+    assert checks["migrations"] == "skipped"
 
 
 @pytest.mark.django_db

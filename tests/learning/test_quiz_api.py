@@ -175,4 +175,3 @@ def test_another_users_conversation_is_a_404_like_another_student(clients, schoo
     # Their own (and their teacher's view of it) still lists, even without quizzes.
     assert clients["teacher_a"].get(f"/api/v1/quizzes/?conversation={bobs.pk}").json()["count"] == 1
     assert clients["carol"].get(f"/api/v1/quizzes/?conversation={carols.pk}").json()["count"] == 0
-

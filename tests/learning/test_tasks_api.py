@@ -122,4 +122,3 @@ def test_a_teacher_lists_one_students_tasks_and_another_class_is_a_404(clients, 
     assert clients["teacher_a"].get(f"/api/v1/tasks/?student={school['carol'].pk}").status_code == 404
     assert clients["alice"].get(f"/api/v1/tasks/?student={school['bob'].pk}").status_code == 404
     assert clients["teacher_a"].get("/api/v1/tasks/?student=abc").status_code == 400
-

@@ -137,4 +137,3 @@ def test_an_upload_of_one_byte_that_is_no_allowed_type_is_refused_and_the_schema
     field = component("ConversationFilesInputRequest")["properties"]["file"]
     assert field["minLength"] == 1
     assert "whatever its size" in field["description"] and "file_type_not_allowed" in field["description"]
-
