@@ -8,9 +8,10 @@ redirect (SECURE_REDIRECT_EXEMPT), CSRF (GET only) and the throttles (no DRF vie
   poll every second: `SELECT 1` on the database (PostgreSQL: on a connection of its own, with
   connect and statement timeouts, so that an outage is answered within seconds), a Redis PING
   with a short timeout (or the filesystem broker's folder), and the other checks of
-  HEALTH_READY_CHECKS (the embedder: loaded in this process, where one is configured). Whether the migrations are applied is read from the
-  database until they are, then remembered for the process's life (a deployment migrates before
-  it starts new processes; a process never sees them unapplied again).
+  HEALTH_READY_CHECKS (the embedder: loaded in this process, where one is configured). Whether
+  the migrations are applied is read from the database until they are, then remembered for the
+  process's life (a deployment migrates before it starts new processes; a process never sees
+  them unapplied again).
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
 from core.api import IdConverter
 from core.errors import unknown_api_url, unknown_url
-from core.schema_view import SchemaApi
 from core.health import live as health_live
 from core.health import ready as health_ready
 from core.metrics_views import metrics_view
+from core.schema_view import SchemaApi
 from insights import apis as insights
 from learning import apis as learning
 from learning import review_apis as learning_reviews
