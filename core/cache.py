@@ -12,7 +12,8 @@ unreachable host costs one request its connect timeout rather than every request
 Counters are the exception: `counter_add`, `counter_get` and `counter_delete` are atomic on every
 backend (one Lua script on Redis; a lock, held across processes for the file cache), and they
 raise `CacheUnavailable` rather than pretend, for the caller that must not go on without them:
-the login lockout (core.throttles).
+the login lockout (core.throttles). So is `rate_take`, the throttles' sliding window, which
+records an attempt and decides in the same atomic step.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import math
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -287,3 +289,69 @@ def counter_delete(key: str) -> None:
             backend.delete(key)
     except OSError as exc:
         raise CacheUnavailable(str(exc)) from exc
+
+
+# --- Rate windows: a sliding log of the last `window` seconds, taken from atomically ------------
+
+# The attempts of the last window (a sorted set, scored by the server's clock in microseconds):
+# those older than the window are dropped, and one more is recorded only if fewer than `limit`
+# remain, in one step on the server. Returns 0 (taken), or the microseconds until the oldest one
+# leaves the window. A value of another type under the key (DRF's own throttle history, written
+# by an earlier version) is replaced.
+_TAKE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local window = tonumber(ARGV[1])
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'zset' and kind ~= 'none' then
+  redis.call('DEL', KEYS[1])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
+  return 0
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return math.max(1, tonumber(oldest[2]) + window - now)
+"""
+_take_script: Any = None
+
+
+def rate_take(key: str, *, limit: int, window: float) -> float:
+    """Record one attempt under `key` if fewer than `limit` were recorded in the last `window`
+    seconds: 0.0 when it was, else the seconds until one leaves the window. Atomic across threads
+    and processes (one Lua script on Redis, the counters' lock on the other backends), so parallel
+    attempts never get more than `limit` through. Raises CacheUnavailable, the outage logged as
+    `cache_unavailable op=take` and counted like the other operations' misses."""
+    backend: Any = caches["default"]
+    if isinstance(backend, RedisCache):
+        return _redis_take(backend, key, limit, window)
+    try:
+        with _locked(backend):
+            now = time.time()
+            log = [t for t in (backend.get(key) or []) if isinstance(t, float) and t > now - window]
+            if len(log) >= limit:
+                return max(1e-6, log[0] + window - now)
+            backend.set(key, [*log, now], timeout=math.ceil(window))
+            return 0.0
+    except OSError as exc:
+        MISSES.labels(op="take", key=_family(key)).inc()
+        logger.warning("cache_unavailable op=take key=%s: %s", _family(key), exc)
+        raise CacheUnavailable(str(exc)) from exc
+
+
+def _redis_take(backend: RedisCache, key: str, limit: int, window: float) -> float:
+    global _take_script
+    try:
+        client = backend._client()
+        if _take_script is None:
+            _take_script = client.register_script(_TAKE)
+        name = backend.make_and_validate_key(key)
+        waited = _take_script(keys=[name], args=[_ms(window) * 1000, limit, uuid.uuid4().hex], client=client)
+    except (CacheUnavailable, *OUTAGE) as exc:
+        if not isinstance(exc, CacheUnavailable):
+            backend._health.down_until = time.monotonic() + RETRY_SECONDS
+        backend._miss("take", key, None if isinstance(exc, CacheUnavailable) else exc)
+        raise CacheUnavailable(str(exc)) from exc
+    return int(waited) / 1_000_000

@@ -2,8 +2,9 @@
 per environment and in tests). A throttled request gets 429 in the error envelope with
 `Retry-After`.
 
-- Chat sends per user (SendRateThrottle). A cache outage lets sends through: it is logged as
-  `cache_unavailable` (core.cache), never a failed request.
+- Chat sends per user (SendRateThrottle, and the throttles built on it), counted atomically. A
+  cache outage lets sends through: it is logged as `cache_unavailable` (core.cache), never a
+  failed request.
 - Sign-ins (LoginAttempt, used by accounts.backends for every way in), checked before any
   password is: LOGIN_ADDRESS_RATE attempts per client address, then the lockout of
   LOGIN_FAILURE_LIMIT failures per address and per username within LOGIN_FAILURE_WINDOW_SECONDS.
@@ -26,7 +27,7 @@ from django.utils.translation import ngettext
 from rest_framework.throttling import UserRateThrottle
 
 from core import metrics
-from core.cache import CacheUnavailable, counter_add, counter_delete, counter_get
+from core.cache import CacheUnavailable, counter_add, counter_delete, counter_get, rate_take
 from core.errors import ApplicationError, ServiceUnavailable
 
 logger = logging.getLogger(__name__)
@@ -36,24 +37,39 @@ LOGIN_UNAVAILABLE_RETRY_SECONDS = 5
 
 
 class SendRateThrottle(UserRateThrottle):
-    """Chat sends per user (THROTTLE_SEND_RATE, e.g. "30/minute"; empty: no limit)."""
+    """Chat sends per user (THROTTLE_SEND_RATE, e.g. "30/minute"; empty: no limit): a sliding
+    window in the shared cache, each request recorded and decided in one atomic step
+    (core.cache.rate_take), so that parallel requests never get more than the rate through."""
 
     scope = "send"
+    # Set by DRF's SimpleRateThrottle.__init__ from the rate (its stubs do not declare them).
+    num_requests: int
+    duration: int
+    _wait: float | None = None
 
     def get_rate(self) -> str | None:
         return settings.THROTTLE_SEND_RATE or None
 
     def allow_request(self, request: Any, view: Any) -> bool:
-        # Redis outages are misses already (core.cache); this is the file cache failing (a full
-        # or read-only disk). A send is never refused because its count could not be kept.
-        try:
-            allowed = super().allow_request(request, view)
-        except OSError as exc:
-            logger.warning("cache_unavailable throttle=send: the send is let through: %s", exc)
+        if self.rate is None:
             return True
-        if not allowed:
-            metrics.throttled("send")
-        return allowed
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        try:
+            wait = rate_take(key, limit=self.num_requests, window=self.duration)
+        except CacheUnavailable:
+            # Logged and counted as `cache_unavailable` (core.cache): a request is never refused
+            # because its count could not be kept.
+            return True
+        if not wait:
+            return True
+        self._wait = wait
+        metrics.throttled(self.scope)
+        return False
+
+    def wait(self) -> float | None:
+        return self._wait
 
 
 class _LoginThrottled(ApplicationError):

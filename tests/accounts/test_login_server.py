@@ -122,4 +122,4 @@ def test_a_cache_outage_fails_login_closed_and_the_send_throttle_open(server_env
     assert error["code"] == "service_unavailable" and error["retry_safe"] is True
     assert int(login.headers["Retry-After"]) > 0
     log = (tmp_path / "serve.log").read_text()
-    assert "cache_unavailable op=get key=throttle_send_ " in log and "cache_unavailable login" in log
+    assert "cache_unavailable op=take key=throttle_send_ " in log and "cache_unavailable login" in log

@@ -133,7 +133,7 @@ def test_the_send_throttle_lets_sends_through_when_the_cache_is_down(clients, ll
     from prometheus_client import REGISTRY
 
     def let_through() -> float:
-        labels = {"op": "get", "key": "throttle_send_"}
+        labels = {"op": "take", "key": "throttle_send_"}
         return REGISTRY.get_sample_value("tutor_cache_outage_misses_total", labels) or 0.0
 
     settings.THROTTLE_SEND_RATE = "2/minute"
@@ -142,7 +142,7 @@ def test_the_send_throttle_lets_sends_through_when_the_cache_is_down(clients, ll
     cid = start(clients["alice"])
     for i in range(3):
         assert send(clients["alice"], cid, f"question {i}", f"m{i}").status_code == 201
-    assert "cache_unavailable op=get key=throttle_send_" in caplog.text
+    assert "cache_unavailable op=take key=throttle_send_" in caplog.text
     assert let_through() - before >= 3
 
 
