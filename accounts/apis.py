@@ -62,7 +62,13 @@ class TokenObtainApi(APIView):
     class Output(serializers.Serializer[None]):
         token = serializers.CharField()
 
-    @extend_schema(operation_id="auth_token_create", request=Credentials, responses={200: Output}, auth=[])
+    @extend_schema(
+        summary="Get an API token",
+        operation_id="auth_token_create",
+        request=Credentials,
+        responses={200: Output},
+        auth=[],
+    )
     def post(self, request: Request) -> Response:
         user = _authenticate(request)
         token, _created = Token.objects.get_or_create(user=user)
@@ -79,7 +85,7 @@ class CsrfApi(APIView):
     class Output(serializers.Serializer[None]):
         csrf_token = serializers.CharField()
 
-    @extend_schema(operation_id="auth_csrf_retrieve", responses={200: Output}, auth=[])
+    @extend_schema(summary="Get a CSRF cookie", operation_id="auth_csrf_retrieve", responses={200: Output}, auth=[])
     @method_decorator(ensure_csrf_cookie)
     def get(self, request: Request) -> Response:
         return Response({"csrf_token": get_token(request._request)})
@@ -97,7 +103,13 @@ class SessionLoginApi(APIView):
         user = UserOutput()
         csrf_token = serializers.CharField()
 
-    @extend_schema(operation_id="auth_login_create", request=Credentials, responses={200: Output}, auth=[])
+    @extend_schema(
+        summary="Sign in with a session",
+        operation_id="auth_login_create",
+        request=Credentials,
+        responses={200: Output},
+        auth=[],
+    )
     def post(self, request: Request) -> Response:
         SessionAuthentication().enforce_csrf(request)
         user = _authenticate(request)
@@ -118,7 +130,7 @@ class LogoutApi(APIView):
             help_text="true: also revoke the user's API token and end all their sessions, on every device.",
         )
 
-    @extend_schema(operation_id="auth_logout_create", request=Input, responses={204: None})
+    @extend_schema(summary="Sign out", operation_id="auth_logout_create", request=Input, responses={204: None})
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -140,13 +152,13 @@ class MeApi(APIView):
     class Input(serializers.Serializer[None]):
         language = serializers.ChoiceField(choices=User.Language.choices)
 
-    @extend_schema(responses=UserOutput)
+    @extend_schema(summary="Get my account", responses=UserOutput)
     def get(self, request: Request) -> Response:
         user = request.user
         assert isinstance(user, User)  # IsAuthenticated ran first
         return Response(UserOutput(user).data)
 
-    @extend_schema(request=Input, responses=UserOutput)
+    @extend_schema(summary="Change my settings", request=Input, responses=UserOutput)
     def patch(self, request: Request) -> Response:
         """Change one's own language (the only field a user edits here)."""
         user = request.user
@@ -163,7 +175,7 @@ class StudentListApi(APIView):
 
     pagination_class = Pagination
 
-    @extend_schema(responses=UserOutput(many=True))
+    @extend_schema(summary="List my students", responses=UserOutput(many=True))
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(students_visible_to(request.user).order_by("username"), request, view=self)
@@ -171,7 +183,7 @@ class StudentListApi(APIView):
 
 
 class StudentDetailApi(APIView):
-    @extend_schema(responses=UserOutput)
+    @extend_schema(summary="Get a student", responses=UserOutput)
     def get(self, request: Request, student_id: int) -> Response:
         return Response(UserOutput(student_get_visible(user=request.user, student_id=student_id)).data)
 
@@ -188,7 +200,7 @@ class ClassroomListApi(APIView):
 
     pagination_class = Pagination
 
-    @extend_schema(responses=ClassroomOutput(many=True))
+    @extend_schema(summary="List my classes", responses=ClassroomOutput(many=True))
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(classrooms_visible_to(request.user), request, view=self)

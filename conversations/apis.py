@@ -47,7 +47,9 @@ class ConversationListCreateApi(APIView):
     class Input(serializers.Serializer[None]):
         subject = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
 
-    @extend_schema(parameters=[ConversationFilters], responses=ConversationOutput(many=True))
+    @extend_schema(
+        summary="List conversations", parameters=[ConversationFilters], responses=ConversationOutput(many=True)
+    )
     def get(self, request: Request) -> Response:
         filters = ConversationFilters(data=query_params(request))
         filters.is_valid(raise_exception=True)
@@ -56,7 +58,7 @@ class ConversationListCreateApi(APIView):
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(ConversationOutput(page, many=True).data)
 
-    @extend_schema(request=Input, responses={201: ConversationOutput})
+    @extend_schema(summary="Start a conversation", request=Input, responses={201: ConversationOutput})
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -81,7 +83,11 @@ def _message_page(request: Request, conversation: Any) -> dict[str, Any]:
 
 
 class ConversationDetailApi(APIView):
-    @extend_schema(parameters=[MessagePageInput], responses=ConversationDetailOutput)
+    @extend_schema(
+        summary="Get a conversation and its latest messages",
+        parameters=[MessagePageInput],
+        responses=ConversationDetailOutput,
+    )
     def get(self, request: Request, conversation_id: int) -> Response:
         """The conversation and its latest messages, newest first (`?limit=`, default 50)."""
         conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
@@ -119,7 +125,7 @@ class MessagesApi(APIView):
     def get_throttles(self) -> list[Any]:
         return super().get_throttles() if self.request.method == "POST" else []
 
-    @extend_schema(parameters=[MessagePageInput], responses=MessagePage)
+    @extend_schema(summary="List a conversation's messages", parameters=[MessagePageInput], responses=MessagePage)
     def get(self, request: Request, conversation_id: int) -> Response:
         """Messages newest first, for chat screens: the first page is the latest `limit` (default
         50); the next, older page is `?before=<next_before>`, until `next_before` is null."""
@@ -127,6 +133,7 @@ class MessagesApi(APIView):
         return Response(_message_page(request, conversation))
 
     @extend_schema(
+        summary="Send a message and get the tutor's reply",
         request=Input,
         responses={
             (201, "application/json"): TurnOutput,
@@ -239,14 +246,14 @@ class MethodNotAllowed(ApplicationError):
 
 
 class ConversationEndApi(APIView):
-    @extend_schema(request=None, responses={202: ConversationOutput})
+    @extend_schema(summary="End a conversation", request=None, responses={202: ConversationOutput})
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = services.conversation_end(user=request.user, conversation_id=conversation_id)
         return Response(ConversationOutput(conversation).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ReplyMemoriesApi(APIView):
-    @extend_schema(responses=ReplyMemoryOutput(many=True))
+    @extend_schema(summary="Memories a reply was written with", responses=ReplyMemoryOutput(many=True))
     def get(self, request: Request, conversation_id: int, message_id: int) -> Response:
         """What the tutor knew when it wrote this reply: the memories of its prompt, in the
         order the prompt showed them, with their scores and signals (the access log, written
@@ -281,12 +288,13 @@ class ConversationFilesApi(APIView):
         request.upload_handlers = [files.FileSizeLimitHandler(request), *request.upload_handlers]
         return super().initialize_request(request, *args, **kwargs)
 
-    @extend_schema(responses=FileOutput(many=True))
+    @extend_schema(summary="List a conversation's files", responses=FileOutput(many=True))
     def get(self, request: Request, conversation_id: int) -> Response:
         """The conversation's files, oldest first, with their extraction status and page count."""
         return Response(FileOutput(files.file_list(user=request.user, conversation_id=conversation_id), many=True).data)
 
     @extend_schema(
+        summary="Share a file in a conversation",
         request={"multipart/form-data": Input},
         responses={
             201: FileOutput,

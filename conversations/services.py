@@ -22,9 +22,18 @@ from core.errors import Forbidden
 
 
 def conversation_create(*, user: Any, subject: str = "") -> Conversation:
+    """Start a conversation for a student, ending their open ones first (`conversation_close`,
+    each summarised as usual): a student has one conversation open at a time, and old ones do not
+    pile up waiting for the idle timeout."""
     if getattr(user, "role", None) != User.Role.STUDENT:
         raise Forbidden(_("Only students can start a conversation."))
-    return Conversation.objects.create(student=user, subject=subject, last_activity_at=timezone.now())
+    with transaction.atomic():
+        open_ids = Conversation.objects.filter(student=user, status=Conversation.Status.ACTIVE).values_list(
+            "pk", flat=True
+        )
+        for conversation_id in list(open_ids):
+            conversation_close(conversation_id=conversation_id)
+        return Conversation.objects.create(student=user, subject=subject, last_activity_at=timezone.now())
 
 
 # --- Ending -----------------------------------------------------------------------------------

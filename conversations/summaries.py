@@ -111,7 +111,9 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         return Outcome.ALREADY_DONE
     if conversation.turn_in_progress(timezone.now()):
         raise TurnInProgress(f"conversation {conversation_id} has a turn in progress")
-    if not conversation.messages.filter(role=Message.Role.STUDENT).exists():
+    # Nothing was said between the student and the tutor (no message, or none ever answered):
+    # there is nothing to remember, and a memory drawn from an unanswered question would be noise.
+    if not conversation.messages.filter(role=Message.Role.TUTOR).exists():
         _mark(conversation_id, Conversation.SummaryStatus.SKIPPED)
         return Outcome.SKIPPED
 

@@ -32,8 +32,9 @@ class AskRateThrottle(SendRateThrottle):
     scope = "ask"
 
 
-def _schema(who: str) -> Any:
+def _schema(who: str, summary: str) -> Any:
     return extend_schema(
+        summary=summary,
         request=AskInput,
         responses={
             (200, "application/json"): AskAnswerOutput,
@@ -103,7 +104,7 @@ class _AskApi(APIView):
 class StudentAskApi(_AskApi):
     target_kwarg = "student_id"
 
-    @_schema("a student")
+    @_schema("a student", "Ask a question about a student")
     async def post(self, request: HttpRequest, pk: int) -> HttpResponseBase:
         """Ask about a student in plain words: the answer, in the asker's language, cites its
         evidence (memories of every tier, quizzes, mastery, tasks, files, the card); refs the
@@ -115,7 +116,7 @@ class StudentAskApi(_AskApi):
 class ClassroomAskApi(_AskApi):
     target_kwarg = "classroom_id"
 
-    @_schema("a class")
+    @_schema("a class", "Ask a question about a class")
     async def post(self, request: HttpRequest, pk: int) -> HttpResponseBase:
         """Ask about a class ("who still confuses perimeter and area?"): a shortlist of its
         students from mastery and recall, then one answer naming the students with their
@@ -157,7 +158,7 @@ classroom_ask = _async_view(ClassroomAskApi)
 class StudentAsksApi(APIView):
     pagination_class = Pagination
 
-    @extend_schema(responses=AskAnswerOutput(many=True))
+    @extend_schema(summary="Past questions about a student", responses=AskAnswerOutput(many=True))
     def get(self, request: Request, student_id: int) -> Response:
         """The questions asked about a student and their answers, newest first: all of them for
         the student's teachers and staff, their own for the student."""

@@ -54,7 +54,7 @@ class QuizFilters(serializers.Serializer[None]):
 class QuizListApi(APIView):
     pagination_class = Pagination
 
-    @extend_schema(parameters=[QuizFilters], responses=QuizSummaryOutput(many=True))
+    @extend_schema(summary="List quizzes", parameters=[QuizFilters], responses=QuizSummaryOutput(many=True))
     def get(self, request: Request) -> Response:
         """Quizzes newest first, without their questions: a student's own, a teacher's students'."""
         filters = QuizFilters(data=query_params(request))
@@ -70,7 +70,7 @@ class QuizListApi(APIView):
 
 
 class QuizDetailApi(APIView):
-    @extend_schema(responses=QuizOutput)
+    @extend_schema(summary="Get a quiz", responses=QuizOutput)
     def get(self, request: Request, quiz_id: int) -> Response:
         """A quiz with its questions. The student sees the expected answers and explanations once
         they have answered (null before); their teacher always does."""
@@ -96,7 +96,7 @@ class QuizAnswersApi(APIView):
             child=QuizAnswer(), min_length=1, max_length=MAX_QUESTIONS, help_text="One per question."
         )
 
-    @extend_schema(request=Input, responses={201: QuizAnswersOutput})
+    @extend_schema(summary="Answer a quiz", request=Input, responses={201: QuizAnswersOutput})
     def post(self, request: Request, quiz_id: int) -> Response:
         """The student answers every question of their quiz, once: 201 with the results (short
         texts the model grades stay `pending` until it has). The same client_attempt_id again
@@ -119,7 +119,7 @@ class QuizAnswersApi(APIView):
 class StudentSkillsApi(APIView):
     pagination_class = None
 
-    @extend_schema(responses=SkillOutput(many=True))
+    @extend_schema(summary="A student's skills", responses=SkillOutput(many=True))
     def get(self, request: Request, student_id: int) -> Response:
         """A student's mastery per skill, by label (their teacher, or the student themself)."""
         rows = selectors.student_skills(user=request.user, student_id=student_id)
@@ -127,7 +127,7 @@ class StudentSkillsApi(APIView):
 
 
 class ClassroomSkillsApi(APIView):
-    @extend_schema(responses=ClassroomSkillsOutput)
+    @extend_schema(summary="A class's skills", responses=ClassroomSkillsOutput)
     def get(self, request: Request, classroom_id: int) -> Response:
         """Per skill, the class average and each assessed student's estimate (the class's teacher)."""
         classroom, skills = selectors.classroom_skills(user=request.user, classroom_id=classroom_id)
@@ -160,7 +160,7 @@ class TaskListCreateApi(APIView):
         subject = StrictCharField(max_length=TASK_SUBJECT_MAX_CHARS, required=False, allow_blank=True, default="")
         due_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
-    @extend_schema(parameters=[TaskFilters], responses=TaskOutput(many=True))
+    @extend_schema(summary="List tasks", parameters=[TaskFilters], responses=TaskOutput(many=True))
     def get(self, request: Request) -> Response:
         """Tasks due first: a student's own with their status, a teacher's with each student's
         (narrowed to one student by `?student=`)."""
@@ -173,7 +173,7 @@ class TaskListCreateApi(APIView):
         context = _task_context(request, tasks)
         return paginator.get_paginated_response(TaskOutput(tasks, many=True, context=context).data)
 
-    @extend_schema(request=Input, responses={201: TaskOutput})
+    @extend_schema(summary="Set a task", request=Input, responses={201: TaskOutput})
     def post(self, request: Request) -> Response:
         """A teacher assigns a task to a class they teach (`classroom`) or to one of their
         students (`student`): exactly one of the two."""
@@ -197,7 +197,7 @@ class TaskStatusApi(APIView):
     class Input(serializers.Serializer[None]):
         status = serializers.ChoiceField(choices=TaskStatus.Status.choices)
 
-    @extend_schema(request=Input, responses=TaskOutput)
+    @extend_schema(summary="Set a task's status", request=Input, responses=TaskOutput)
     def post(self, request: Request, task_id: int) -> Response:
         """The student sets their status on one of their tasks."""
         data = self.Input(data=request.data)

@@ -46,7 +46,7 @@ class ClassroomReviewsOutput(serializers.Serializer[Any]):
 
 
 class StudentReviewsApi(APIView):
-    @extend_schema(responses=StudentReviewsOutput)
+    @extend_schema(summary="Reviews due for a student", responses=StudentReviewsOutput)
     def get(self, request: Request, student_id: int) -> Response:
         """The skills due for review, scheduled by FSRS from the quiz results, and the next ones
         (the student themself, their teachers, staff)."""
@@ -56,7 +56,7 @@ class StudentReviewsApi(APIView):
 
 
 class ClassroomReviewsApi(APIView):
-    @extend_schema(responses=ClassroomReviewsOutput)
+    @extend_schema(summary="Reviews due in a class", responses=ClassroomReviewsOutput)
     def get(self, request: Request, classroom_id: int) -> Response:
         """Each student of the class with the skills due for review (the class's teachers, staff;
         a student: 403)."""

@@ -84,7 +84,7 @@ class UsageApi(APIView):
         days = UsageDay(many=True, help_text="All the students' spend per day with calls, oldest first.")
         students = UsageStudent(many=True, help_text="Every student in the report, by username, with zeros if idle.")
 
-    @extend_schema(parameters=[Input], responses=Output)
+    @extend_schema(summary="Model usage and spend", parameters=[Input], responses=Output)
     def get(self, request: Request) -> Response:
         data = self.Input(data=query_params(request))
         data.is_valid(raise_exception=True)

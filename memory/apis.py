@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
@@ -67,7 +67,7 @@ class MemoryListCreateApi(MemoryWriteThrottled):
             help_text="teacher_only: never shown to the student, nor to the tutor.",
         )
 
-    @extend_schema(parameters=[MemoryFilters], responses=MemoryOutput(many=True))
+    @extend_schema(summary="List or search memories", parameters=[MemoryFilters], responses=MemoryOutput(many=True))
     def get(self, request: Request) -> Response:
         """Memories newest first (`?status=` active by default, archived or all; `?kind=`); with
         `?q=`, the student's active memories most relevant to q, best first."""
@@ -88,7 +88,7 @@ class MemoryListCreateApi(MemoryWriteThrottled):
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(MemoryOutput(page, many=True).data)
 
-    @extend_schema(request=Input, responses={201: MemoryOutput})
+    @extend_schema(summary="Add a teacher's note", request=Input, responses={201: MemoryOutput})
     def post(self, request: Request) -> Response:
         """A teacher adds a teacher note to a student of their class."""
         data = self.Input(data=request.data)
@@ -114,11 +114,11 @@ class MemoryDetailApi(MemoryWriteThrottled):
         )
         visibility = serializers.ChoiceField(choices=AIMemory.Visibility.choices, required=False)
 
-    @extend_schema(responses=MemoryOutput)
+    @extend_schema(summary="Get a memory", responses=MemoryOutput)
     def get(self, request: Request, memory_id: int) -> Response:
         return Response(MemoryOutput(selectors.memory_get(user=request.user, memory_id=memory_id)).data)
 
-    @extend_schema(request=Input, responses=MemoryOutput)
+    @extend_schema(summary="Correct a memory", request=Input, responses=MemoryOutput)
     def patch(self, request: Request, memory_id: int) -> Response:
         """A teacher of the student corrects a memory's title and/or content (re-indexed and
         re-embedded), or a teacher note's visibility; an archived memory is a 409. At least one
@@ -136,7 +136,7 @@ class MemoryArchiveApi(MemoryWriteThrottled):
     class Input(serializers.Serializer[None]):
         reason = StrictCharField(max_length=REASON_MAX_CHARS)
 
-    @extend_schema(request=Input, responses=MemoryOutput)
+    @extend_schema(summary="Archive a memory", request=Input, responses=MemoryOutput)
     def post(self, request: Request, memory_id: int) -> Response:
         """A teacher of the student archives a memory with a reason: it leaves recall and the
         prompt, and stays readable here with its reason. Never deleted; archiving twice is a no-op."""
@@ -151,7 +151,7 @@ class MemorySupersedeApi(MemoryWriteThrottled):
         by = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="The newer memory that replaces it.")
         reason = StrictCharField(max_length=REASON_MAX_CHARS)
 
-    @extend_schema(request=Input, responses=MemoryOutput)
+    @extend_schema(summary="Replace a memory with a new version", request=Input, responses=MemoryOutput)
     def post(self, request: Request, memory_id: int) -> Response:
         """A teacher of the student marks this memory superseded by a newer one of the same
         student, with a reason: it leaves recall and the prompt, and stays readable with its chain.
@@ -174,7 +174,7 @@ class MemoryChainOutput(serializers.Serializer[None]):
 
 
 class MemoryChainApi(APIView):
-    @extend_schema(responses=MemoryChainOutput)
+    @extend_schema(summary="A memory's versions", responses=MemoryChainOutput)
     def get(self, request: Request, memory_id: int) -> Response:
         """The supersession chain around a memory: what it replaced and what replaced it, as
         far as the requester may see."""
@@ -207,7 +207,11 @@ class ReviewFilters(serializers.Serializer[None]):
 class SupersessionReviewListApi(APIView):
     pagination_class = Pagination
 
-    @extend_schema(parameters=[ReviewFilters], responses=SupersessionReviewOutput(many=True))
+    @extend_schema(
+        summary="List memory updates to review",
+        parameters=[ReviewFilters],
+        responses=SupersessionReviewOutput(many=True),
+    )
     def get(self, request: Request) -> Response:
         """Pairs the summary model thought might be updates, with too little confidence to act:
         nothing changed; a teacher of the student applies or dismisses each (open by default)."""
@@ -232,9 +236,11 @@ class SupersessionReviewDecideApi(APIView):
         return Response(SupersessionReviewOutput(review).data)
 
 
+@extend_schema_view(post=extend_schema(summary="Apply a memory update"))
 class SupersessionReviewApplyApi(SupersessionReviewDecideApi):
     apply = True
 
 
+@extend_schema_view(post=extend_schema(summary="Dismiss a memory update"))
 class SupersessionReviewDismissApi(SupersessionReviewDecideApi):
     apply = False

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -141,14 +141,14 @@ class StudentCardApi(MemoryWriteThrottled):
             help_text="Teachers only: the fields the student may edit (never accommodations).",
         )
 
-    @extend_schema(responses=StudentCardOutput)
+    @extend_schema(summary="Get a student's card", responses=StudentCardOutput)
     def get(self, request: Request, student_id: int) -> Response:
         """The student's card (an empty one if none was written), with the proposals waiting for
         a teacher (teachers only). The student themself and their teachers; others 404."""
         card, pending = card_selectors.card_get(user=request.user, student_id=student_id)
         return Response(card_output(card, pending))
 
-    @extend_schema(request=Input, responses=StudentCardOutput)
+    @extend_schema(summary="Edit a student's card", request=Input, responses=StudentCardOutput)
     def patch(self, request: Request, student_id: int) -> Response:
         """Edit the card: any of its fields, a list replacing the list. Teachers edit every field;
         the student only those in `student_editable` (403 `card_field_not_editable`), never
@@ -166,7 +166,7 @@ class StudentCardApi(MemoryWriteThrottled):
 class CardChangeListApi(APIView):
     pagination_class = Pagination
 
-    @extend_schema(responses=CardChangeOutput(many=True))
+    @extend_schema(summary="A student card's changes", responses=CardChangeOutput(many=True))
     def get(self, request: Request, student_id: int) -> Response:
         """The card's change log, newest first: every change and proposal for the student's
         teachers; the changes applied to their card for the student."""
@@ -189,10 +189,12 @@ class CardChangeDecideApi(MemoryWriteThrottled):
         return Response(CardChangeOutput(change).data)
 
 
+@extend_schema_view(post=extend_schema(summary="Accept a proposed card change"))
 class CardChangeAcceptApi(CardChangeDecideApi):
     accept = True
 
 
+@extend_schema_view(post=extend_schema(summary="Reject a proposed card change"))
 class CardChangeRejectApi(CardChangeDecideApi):
     accept = False
 

@@ -47,6 +47,7 @@ async def _served_async(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
 
 class StudentExportApi(APIView):
     @extend_schema(
+        summary="Export a student's data",
         responses={
             (200, "application/json"): OpenApiResponse(
                 ExportDocument,
@@ -57,7 +58,7 @@ class StudentExportApi(APIView):
                 ),
             ),
             404: OpenApiResponse(ErrorEnvelope, description="No such student, or not one the requester may export."),
-        }
+        },
     )
     def get(self, request: Request, student_id: int) -> StreamingHttpResponse:
         """Export a student's data: profile, conversations with messages and file metadata,
@@ -80,6 +81,7 @@ class StudentEraseApi(APIView):
         )
 
     @extend_schema(
+        summary="Erase a student's data",
         request=Input,
         responses={
             200: OpenApiResponse(ErasureOutput, description="Erased: the audit record."),

@@ -45,7 +45,11 @@ _CLOSED = OpenApiResponse(ErrorEnvelope, description="The flag's status does not
 class FlagListApi(APIView):
     pagination_class = Pagination
 
-    @extend_schema(parameters=[FlagFilters], responses={200: FlagOutput(many=True), 403: _FOR_TEACHERS})
+    @extend_schema(
+        summary="List safety flags",
+        parameters=[FlagFilters],
+        responses={200: FlagOutput(many=True), 403: _FOR_TEACHERS},
+    )
     def get(self, request: Request) -> Response:
         """The safety flags of the requester's students (a teacher's classes; every student for
         staff), newest first, or the queue's order with `?ordering=severity`."""
@@ -66,7 +70,7 @@ class FlagListApi(APIView):
 
 
 class FlagDetailApi(APIView):
-    @extend_schema(responses={200: FlagDetailOutput, 404: _NOT_VISIBLE})
+    @extend_schema(summary="Get a safety flag", responses={200: FlagDetailOutput, 404: _NOT_VISIBLE})
     def get(self, request: Request, flag_id: int) -> Response:
         """A flag with what it is about (its message or file, a pattern's cited items, the
         messages around it, a withheld reply's original text) and its log and alerts."""
@@ -83,7 +87,11 @@ class FlagAcknowledgeApi(APIView):
     class Input(serializers.Serializer[None]):
         note = StrictCharField(max_length=services.NOTE_MAX_CHARS, required=False, allow_blank=True, default="")
 
-    @extend_schema(request=Input, responses={200: FlagDetailOutput, 404: _NOT_VISIBLE, 409: _CLOSED})
+    @extend_schema(
+        summary="Acknowledge a safety flag",
+        request=Input,
+        responses={200: FlagDetailOutput, 404: _NOT_VISIBLE, 409: _CLOSED},
+    )
     def post(self, request: Request, flag_id: int) -> Response:
         """Acknowledge the flag: someone is on it. Its escalation stops; the log keeps who, when
         and the note. An acknowledged or closed flag is a 409."""
@@ -102,7 +110,11 @@ class FlagResolveApi(APIView):
             help_text="resolved: dealt with; false_positive: nothing was wrong.",
         )
 
-    @extend_schema(request=Input, responses={200: FlagDetailOutput, 404: _NOT_VISIBLE, 409: _CLOSED})
+    @extend_schema(
+        summary="Resolve a safety flag",
+        request=Input,
+        responses={200: FlagDetailOutput, 404: _NOT_VISIBLE, 409: _CLOSED},
+    )
     def post(self, request: Request, flag_id: int) -> Response:
         """Close the flag as resolved or a false positive, saying what was done. Its escalation
         stops; the log keeps who, when and the note. A closed flag is a 409."""

@@ -7,7 +7,7 @@
   called is still flagged and alerted.
 - Before the model: a crisis (from the offline line, or from the backends if they answered
   within SAFETY_TURN_WAIT_SECONDS of the prompt being ready) makes a `Notice`: the crisis
-  instructions in the student's language, a `safety` event with the resources, the resources
+  instructions in the student's language (their setting), a `safety` event with the resources, the resources
   added to the reply, and a reply of ours if the model cannot answer.
 - The reply: the offline line on its newest text as it streams (a failure stops the deltas),
   then the offline line and the backends on the whole reply. A reply fails when it gives
@@ -81,7 +81,9 @@ class _Screen(TurnScreen):
         self.turn = turn
         self.text = turn.message.content
         self.offline = offline.screen(self.text)
-        self.language = replies.language(offline.language_of(self.text) or turn.language)
+        # The student's own setting, the language of their page: a crisis message, its help
+        # lines and the reply come in the language the student reads, whatever this text is in.
+        self.language = replies.language(turn.language)
         self.message_task = _spawn(self._screen_message())
         self.reply_verdict: Verdict | None = None
         # The reply streamed so far (its pieces), its length, and how much of it was checked.

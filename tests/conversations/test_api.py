@@ -19,6 +19,22 @@ def test_create_and_list_newest_first(clients):
     assert [c["id"] for c in body["results"]] == [second, first]
 
 
+def test_a_new_conversation_ends_the_students_open_ones(clients, school):
+    """Starting a conversation ends the student's open ones (their summaries are requested as
+    for any end); another student's open conversation is left alone."""
+    first = start(clients["alice"])
+    second = start(clients["alice"])
+    bobs = start(clients["bob"])
+    third = clients["alice"].post("/api/v1/conversations/", {"subject": "Angles"}, format="json").json()
+    assert third["status"] == "active"
+    statuses = dict(Conversation.objects.values_list("pk", "status"))
+    assert statuses[first] == statuses[second] == Conversation.Status.ENDED
+    assert statuses[bobs] == Conversation.Status.ACTIVE
+    assert Conversation.objects.filter(student=school["alice"], status=Conversation.Status.ACTIVE).count() == 1
+    listed = clients["alice"].get("/api/v1/conversations/").json()["results"]
+    assert [c["status"] for c in listed] == ["active", "ended", "ended"]
+
+
 def test_detail_opens_on_the_latest_messages(clients, llm, settings):
     """GET /conversations/{id}/ returns the conversation and its latest messages, newest first,
     with the cursor of the older page."""

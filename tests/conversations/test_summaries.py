@@ -39,6 +39,19 @@ def test_summary_is_stored_once(ended, llm, school):
     assert AIMemory.objects.filter(source_conversation_id=ended).count() == 1
 
 
+def test_a_conversation_whose_only_message_was_never_answered_is_not_summarised(clients, llm):
+    """A conversation ended with its one message unanswered (the tutor was down) is skipped: no
+    model call, no memory."""
+    cid = start(clients["alice"])
+    Message.objects.create(conversation_id=cid, seq=1, role="student", content="Can you help me?", client_message_id="m1")
+    conversation_close(conversation_id=cid)
+    assert Conversation.objects.get(pk=cid).summary_status == "pending"
+    assert conversation_summary_write(conversation_id=cid) is Outcome.SKIPPED
+    assert Conversation.objects.get(pk=cid).summary_status == "skipped"
+    assert not AIMemory.objects.filter(source_conversation_id=cid).exists()
+    assert not llm.calls("summary")
+
+
 def test_summary_prompt_holds_the_transcript_and_language(ended, llm, school):
     """The summary model gets the transcript and is asked for JSON in the student's language."""
     school["alice"].language = "fr"

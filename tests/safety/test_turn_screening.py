@@ -39,6 +39,8 @@ def system_text(call) -> str:
 
 @pytest.mark.parametrize(("language", "text"), CRISES)
 def test_a_crisis_changes_the_turn_and_is_flagged(school, clients, llm, language, text):
+    school["alice"].language = language
+    school["alice"].save(update_fields=["language"])
     llm.script("chat", {"content": "I hear you, and I'm glad you told me."})
     cid = start(clients["alice"])
     resp = send(clients["alice"], cid, content=text)
@@ -65,6 +67,30 @@ def test_a_crisis_changes_the_turn_and_is_flagged(school, clients, llm, language
     assert flag.category == "self_harm"
     assert flag.scores["offline"]["answered"] is True
     assert flag.actions.filter(kind="created").exists()
+
+
+@pytest.mark.parametrize(("setting", "text"), [("fr", CRISES[0][1]), ("en", CRISES[1][1])])
+def test_a_crisis_is_answered_in_the_students_language_whatever_the_message_is_in(
+    school, clients, llm, setting, text
+):
+    """The notice, its help lines, the tutor's instructions and the resources ending the reply are
+    in the student's setting (the language of their page), not in the message's."""
+    school["alice"].language = setting
+    school["alice"].save(update_fields=["language"])
+    llm.script("chat", {"content": "..."})
+    cid = start(clients["alice"])
+    body = send(clients["alice"], cid, content=text).json()
+    [notice] = body["safety"]
+    names = [r["name"] for r in notice["resources"]]
+    prompt = system_text(chat_prompts(llm)[-1])
+    if setting == "fr":
+        assert "Merci de me l'avoir dit" in notice["message"] and any("3114" in n for n in names)
+        assert "La sécurité d'abord" in prompt and "Safety first" not in prompt
+        assert "Tu peux parler à quelqu'un dès maintenant :" in body["reply"]["content"]
+    else:
+        assert notice["message"].startswith("Thank you for telling me") and any("Childline" in n for n in names)
+        assert "Safety first" in prompt and "La sécurité d'abord" not in prompt
+        assert "You can talk to someone now:" in body["reply"]["content"]
 
 
 @pytest.mark.parametrize("text", HARMLESS)

@@ -68,6 +68,21 @@ def test_every_endpoint_is_documented(db):
             assert envelope == {"$ref": "#/components/schemas/ErrorEnvelope"}
 
 
+def test_every_operation_has_a_summary(db):
+    """Each operation has a summary of its own (`extend_schema(summary=...)`): the heading that
+    ReDoc and Swagger UI show in place of the raw operation id."""
+    operations = [
+        (f"{method.upper()} {path}", operation)
+        for path, methods in schema.published_schema()["paths"].items()
+        for method, operation in methods.items()
+    ]
+    assert len(operations) >= 50
+    missing = [name for name, operation in operations if not operation.get("summary", "").strip()]
+    assert not missing, f"operations without a summary: {missing}"
+    summaries = [operation["summary"] for _name, operation in operations]
+    assert len(set(summaries)) == len(summaries), "two operations share a summary"
+
+
 def test_a_response_outside_the_schema_fails_the_test(clients, school, monkeypatch):
     """The check is real: a memory without its title, or a status the operation does not
     document, fails whichever test received it."""
