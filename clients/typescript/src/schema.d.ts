@@ -12,6 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get a CSRF cookie
          * @description The CSRF token for session-authenticated writes, as a cookie (`csrftoken`) and in the body.
          *     A web app sends it back in the `X-CSRFToken` header of every POST, PATCH and DELETE.
          */
@@ -34,6 +35,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Sign in with a session
          * @description Sign in with a session, for the web: a `sessionid` cookie, and a new CSRF token (the old
          *     one stops working). Needs the CSRF token of GET /auth/csrf/ in `X-CSRFToken`, like any
          *     session write.
@@ -55,6 +57,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Sign out
          * @description Sign out. Without a body: ends this session, or revokes the token when signed in with one
          *     (every device using that token must sign in again); signing out a session leaves the token
          *     and the user's other sessions alone. With `{"everywhere": true}`: revokes the user's token
@@ -77,6 +80,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Get an API token
          * @description Sign in with a token, for mobile apps and scripts: `Authorization: Token <token>`.
          *
          *     The same token is returned until it is revoked (POST /auth/logout/ with it).
@@ -98,6 +102,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Accept a proposed card change
          * @description A teacher of the student accepts (applied to the card; 400 `card_too_long` if it would
          *     not fit) or rejects a pending change. A decided change is a 409 `change_decided`; another
          *     class's, or a student's request, a 404.
@@ -119,6 +124,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Reject a proposed card change
          * @description A teacher of the student accepts (applied to the card; 400 `card_too_long` if it would
          *     not fit) or rejects a pending change. A decided change is a 409 `change_decided`; another
          *     class's, or a student's request, a 404.
@@ -137,7 +143,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The classrooms a teacher teaches, by name (a student, or anyone else: none). */
+        /**
+         * List my classes
+         * @description The classrooms a teacher teaches, by name (a student, or anyone else: none).
+         */
         get: operations["classrooms_list"];
         put?: never;
         post?: never;
@@ -157,6 +166,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Ask a question about a class
          * @description Ask about a class ("who still confuses perimeter and area?"): a shortlist of its
          *     students from mastery and recall, then one answer naming the students with their
          *     evidence. For the class's teacher and staff.
@@ -176,6 +186,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Reviews due in a class
          * @description Each student of the class with the skills due for review (the class's teachers, staff;
          *     a student: 403).
          */
@@ -195,7 +206,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Per skill, the class average and each assessed student's estimate (the class's teacher). */
+        /**
+         * A class's skills
+         * @description Per skill, the class average and each assessed student's estimate (the class's teacher).
+         */
         get: operations["classrooms_skills_retrieve"];
         put?: never;
         post?: never;
@@ -212,8 +226,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** List conversations */
         get: operations["conversations_list"];
         put?: never;
+        /** Start a conversation */
         post: operations["conversations_create"];
         delete?: never;
         options?: never;
@@ -228,7 +244,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The conversation and its latest messages, newest first (`?limit=`, default 50). */
+        /**
+         * Get a conversation and its latest messages
+         * @description The conversation and its latest messages, newest first (`?limit=`, default 50).
+         */
         get: operations["conversations_retrieve"];
         put?: never;
         post?: never;
@@ -247,6 +266,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** End a conversation */
         post: operations["conversations_end_create"];
         delete?: never;
         options?: never;
@@ -261,10 +281,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The conversation's files, oldest first, with their extraction status and page count. */
+        /**
+         * List a conversation's files
+         * @description The conversation's files, oldest first, with their extraction status and page count.
+         */
         get: operations["conversations_files_list"];
         put?: never;
         /**
+         * Share a file in a conversation
          * @description Attach a file (multipart field `file`), by the conversation's student. The type is
          *     found from the content; its text is extracted in the background (`status` pending, then
          *     ready or unreadable with a `reason`).
@@ -284,12 +308,14 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List a conversation's messages
          * @description Messages newest first, for chat screens: the first page is the latest `limit` (default
          *     50); the next, older page is `?before=<next_before>`, until `next_before` is null.
          */
         get: operations["conversations_messages_retrieve"];
         put?: never;
         /**
+         * Send a message and get the tutor's reply
          * @description Send a student message and get the tutor's reply (a chat turn).
          *
          *     The student message is stored before the model is called. A retry with the same
@@ -311,6 +337,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Memories a reply was written with
          * @description What the tutor knew when it wrote this reply: the memories of its prompt, in the
          *     order the prompt showed them, with their scores and signals (the access log, written
          *     with the reply and never changed). A student's message, or a reply without memories,
@@ -332,13 +359,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Get my account */
         get: operations["me_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** @description Change one's own language (the only field a user edits here). */
+        /**
+         * Change my settings
+         * @description Change one's own language (the only field a user edits here).
+         */
         patch: operations["me_partial_update"];
         trace?: never;
     };
@@ -350,12 +381,16 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List or search memories
          * @description Memories newest first (`?status=` active by default, archived or all; `?kind=`); with
          *     `?q=`, the student's active memories most relevant to q, best first.
          */
         get: operations["memories_list"];
         put?: never;
-        /** @description A teacher adds a teacher note to a student of their class. */
+        /**
+         * Add a teacher's note
+         * @description A teacher adds a teacher note to a student of their class.
+         */
         post: operations["memories_create"];
         delete?: never;
         options?: never;
@@ -371,6 +406,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get a memory
          * @description A view whose writes count against THROTTLE_MEMORY_WRITE_RATE (memory.throttles), with the
          *     MCP tools' writes; its reads are not throttled.
          */
@@ -381,6 +417,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
+         * Correct a memory
          * @description A teacher of the student corrects a memory's title and/or content (re-indexed and
          *     re-embedded), or a teacher note's visibility; an archived memory is a 409. At least one
          *     field must be given: an empty body (`{}`) is a 400. A rule no schema states, as it depends
@@ -399,6 +436,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Archive a memory
          * @description A teacher of the student archives a memory with a reason: it leaves recall and the
          *     prompt, and stays readable here with its reason. Never deleted; archiving twice is a no-op.
          */
@@ -417,6 +455,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * A memory's versions
          * @description The supersession chain around a memory: what it replaced and what replaced it, as
          *     far as the requester may see.
          */
@@ -439,6 +478,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Replace a memory with a new version
          * @description A teacher of the student marks this memory superseded by a newer one of the same
          *     student, with a reason: it leaves recall and the prompt, and stays readable with its chain.
          *     A memory that is not active, or of another student, is a 409.
@@ -458,6 +498,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List memory updates to review
          * @description Pairs the summary model thought might be updates, with too little confidence to act:
          *     nothing changed; a teacher of the student applies or dismisses each (open by default).
          */
@@ -480,6 +521,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Apply a memory update
          * @description Apply the review (the older memory is superseded by the newer) or dismiss it. A
          *     decided review is a 409; another class's is a 404.
          */
@@ -500,6 +542,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Dismiss a memory update
          * @description Apply the review (the older memory is superseded by the newer) or dismiss it. A
          *     decided review is a 409; another class's is a 404.
          */
@@ -517,7 +560,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Quizzes newest first, without their questions: a student's own, a teacher's students'. */
+        /**
+         * List quizzes
+         * @description Quizzes newest first, without their questions: a student's own, a teacher's students'.
+         */
         get: operations["quizzes_list"];
         put?: never;
         post?: never;
@@ -535,6 +581,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get a quiz
          * @description A quiz with its questions. The student sees the expected answers and explanations once
          *     they have answered (null before); their teacher always does.
          */
@@ -557,6 +604,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Answer a quiz
          * @description The student answers every question of their quiz, once: 201 with the results (short
          *     texts the model grades stay `pending` until it has). The same client_attempt_id again
          *     returns the stored result (`replayed`); another one is a 409.
@@ -576,6 +624,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List safety flags
          * @description The safety flags of the requester's students (a teacher's classes; every student for
          *     staff), newest first, or the queue's order with `?ordering=severity`.
          */
@@ -596,6 +645,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get a safety flag
          * @description A flag with what it is about (its message or file, a pattern's cited items, the
          *     messages around it, a withheld reply's original text) and its log and alerts.
          */
@@ -618,6 +668,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Acknowledge a safety flag
          * @description Acknowledge the flag: someone is on it. Its escalation stops; the log keeps who, when
          *     and the note. An acknowledged or closed flag is a 409.
          */
@@ -638,6 +689,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Resolve a safety flag
          * @description Close the flag as resolved or a false positive, saying what was done. Its escalation
          *     stops; the log keeps who, when and the note. A closed flag is a 409.
          */
@@ -655,7 +707,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The students the requester may see: a teacher's class lists, or a student themself. */
+        /**
+         * List my students
+         * @description The students the requester may see: a teacher's class lists, or a student themself.
+         */
         get: operations["students_list"];
         put?: never;
         post?: never;
@@ -672,6 +727,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Get a student */
         get: operations["students_retrieve"];
         put?: never;
         post?: never;
@@ -691,6 +747,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Ask a question about a student
          * @description Ask about a student in plain words: the answer, in the asker's language, cites its
          *     evidence (memories of every tier, quizzes, mastery, tasks, files, the card); refs the
          *     prompt never showed are dropped, claims without a ref are marked. For the student's
@@ -711,6 +768,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Past questions about a student
          * @description The questions asked about a student and their answers, newest first: all of them for
          *     the student's teachers and staff, their own for the student.
          */
@@ -731,6 +789,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get a student's card
          * @description The student's card (an empty one if none was written), with the proposals waiting for
          *     a teacher (teachers only). The student themself and their teachers; others 404.
          */
@@ -741,6 +800,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
+         * Edit a student's card
          * @description Edit the card: any of its fields, a list replacing the list. Teachers edit every field;
          *     the student only those in `student_editable` (403 `card_field_not_editable`), never
          *     accommodations. Each change is logged. A card past its token limit is a 400
@@ -757,6 +817,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * A student card's changes
          * @description The card's change log, newest first: every change and proposal for the student's
          *     teachers; the changes applied to their card for the student.
          */
@@ -779,6 +840,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Erase a student's data
          * @description Legal erasure (staff with privacy.erase_student): deletes the student and everything
          *     about them in one transaction, anonymises their model usage, and keeps an audit record
          *     that names neither the student nor any content. Cannot be undone.
@@ -798,6 +860,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Export a student's data
          * @description Export a student's data: profile, conversations with messages and file metadata,
          *     memories with their provenance and supersession chain, reviews, learning, access log.
          */
@@ -818,6 +881,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Reviews due for a student
          * @description The skills due for review, scheduled by FSRS from the quiz results, and the next ones
          *     (the student themself, their teachers, staff).
          */
@@ -837,7 +901,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description A student's mastery per skill, by label (their teacher, or the student themself). */
+        /**
+         * A student's skills
+         * @description A student's mastery per skill, by label (their teacher, or the student themself).
+         */
         get: operations["students_skills_list"];
         put?: never;
         post?: never;
@@ -855,12 +922,14 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List tasks
          * @description Tasks due first: a student's own with their status, a teacher's with each student's
          *     (narrowed to one student by `?student=`).
          */
         get: operations["tasks_list"];
         put?: never;
         /**
+         * Set a task
          * @description A teacher assigns a task to a class they teach (`classroom`) or to one of their
          *     students (`student`): exactly one of the two.
          */
@@ -880,7 +949,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description The student sets their status on one of their tasks. */
+        /**
+         * Set a task's status
+         * @description The student sets their status on one of their tasks.
+         */
         post: operations["tasks_status_create"];
         delete?: never;
         options?: never;
@@ -895,7 +967,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Model spend per student and per day: a teacher's students (or the one named), a student's own. */
+        /**
+         * Model usage and spend
+         * @description Model spend per student and per day: a teacher's students (or the one named), a student's own.
+         */
         get: operations["usage_retrieve"];
         put?: never;
         post?: never;
