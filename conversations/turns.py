@@ -39,6 +39,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from django.db.models import Exists, F, OuterRef, Subquery
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from conversations import prompts
@@ -73,6 +74,14 @@ class ModelNotConfigured(ApplicationError):
     status_code = 503
     code = "model_not_configured"
     retry_safe = True
+
+
+# What a student is told when no model is configured: the reason (which variable to set, the
+# server's address) is for the operator, in the log and in the answers teachers and staff get
+# (llm.gateway.not_configured_reason).
+NOT_CONFIGURED_FOR_STUDENTS = gettext_noop(
+    "The tutor is not set up to answer yet. Your message is saved; send it again later."
+)
 
 
 class ModelBadResponse(ApplicationError):
@@ -172,8 +181,9 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
         return outcome
     try:
         if not gateway.is_configured(gateway.chat_profile()):
+            logger.warning("conversation %s: no chat model configured", conversation_id)
             raise ModelNotConfigured(
-                _(gateway.NOT_CONFIGURED_MESSAGE), details={"student_message_id": outcome.student_message.pk}
+                _(NOT_CONFIGURED_FOR_STUDENTS), details={"student_message_id": outcome.student_message.pk}
             )
         return replace(outcome, limits=turn_limits())
     except BaseException as exc:

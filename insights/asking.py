@@ -121,7 +121,8 @@ async def question_embedder(target: services.Target) -> Any:
 
 def _model_error(exc: gateway.LLMError) -> ApplicationError:
     if isinstance(exc, gateway.LLMNotConfigured):
-        return ModelNotConfigured(gettext(gateway.NOT_CONFIGURED_MESSAGE))
+        # Teachers and staff ask: they are told the real reason.
+        return ModelNotConfigured(gateway.not_configured_reason(exc))
     if isinstance(exc, gateway.LLMBadResponse):
         return ModelBadResponse(
             gettext("The model gave an unusable answer (%(reason)s). Nothing was stored; ask again.") % {"reason": exc}

@@ -29,7 +29,7 @@ import httpx2
 import openai
 from django.conf import settings
 from django.core.cache import cache
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
 from core import metrics
 from llm import costs, windows
@@ -178,6 +178,22 @@ NOT_CONFIGURED_MESSAGE = gettext_noop(
 
 def is_configured(profile: Profile) -> bool:
     return bool(profile.base_url or profile.api_key)
+
+
+def not_configured_reason(exc: LLMNotConfigured) -> str:
+    """What an operator (a teacher, staff) is told of a configuration error: its real reason,
+    translated when it is NOT_CONFIGURED_MESSAGE (a student is told less: see the chat turn)."""
+    reason = str(exc)
+    return gettext(reason) if reason == NOT_CONFIGURED_MESSAGE else reason
+
+
+def reply_cap(max_tokens: int | None) -> int | None:
+    """The longest streamed answer asked of the model: `max_tokens` (what the window leaves),
+    at most LLM_MAX_REPLY_TOKENS when that is set (not 0)."""
+    cap = settings.LLM_MAX_REPLY_TOKENS
+    if not cap:
+        return max_tokens
+    return min(max_tokens, cap) if max_tokens else cap
 
 
 _clients: dict[Profile, openai.OpenAI] = {}
@@ -648,6 +664,7 @@ async def stream(
     body: dict[str, Any] = {"messages": messages, "stream_options": {"include_usage": True}}
     if tools:
         body["tools"] = tools
+    max_tokens = reply_cap(max_tokens)
     if max_tokens:
         body["max_tokens"] = max_tokens
     started = time.monotonic()

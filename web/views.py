@@ -6,7 +6,9 @@ scripts send back in `X-CSRFToken` on every write. They run under the site's
 Content-Security-Policy (scripts and styles from this server only), and so do the API docs
 (/api/docs/, /api/redoc/), served here with every asset from this server.
 
-`root` answers GET / with where to go from there (the pages, the API's docs and schema, the admin).
+`root` answers GET / with where to go from there (the pages, the API's docs and schema, the admin):
+a page of links for a browser, JSON for any other client. When the demo model answers
+(LLM_DEMO_MODEL, `make run` without a model), every page says so and how to plug a real one in.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.decorators.http import require_safe
@@ -41,30 +44,39 @@ ENTRY_POINTS = {
 
 
 @csrf_exempt  # it writes nothing: any other method is a 405, not a CSRF failure
-def root(request: HttpRequest) -> JsonResponse:
-    """GET /: `{"name", "links": {entry point: absolute URL}}` (ENTRY_POINTS), for whoever starts
-    from the server's address; `make run` prints these links. Any method but GET and HEAD is a
-    405 in the error envelope. Not an operation of the API (which is under /api/v1/), so not in
-    its schema."""
+def root(request: HttpRequest) -> HttpResponse:
+    """GET /: where to go from the server's address (ENTRY_POINTS, as absolute URLs), which `make
+    run` prints too. A client that prefers HTML (a browser) gets a page of links; any other
+    (`Accept: application/json`, `*/*`, none) gets `{"name", "links": {entry point: URL}}`.
+    Any method but GET and HEAD is a 405 in the error envelope. Not an operation of the API
+    (which is under /api/v1/), so not in its schema."""
     if request.method not in ("GET", "HEAD"):
         message = _('Method "%(method)s" not allowed.') % {"method": request.method}
-        response = JsonResponse(error_body("method_not_allowed", message), status=405)
+        response: HttpResponse = JsonResponse(error_body("method_not_allowed", message), status=405)
         response["Allow"] = "GET, HEAD"
         return response
     links = {key: request.build_absolute_uri(reverse(name)) for key, name in ENTRY_POINTS.items()}
-    return JsonResponse({"name": settings.SPECTACULAR_SETTINGS["TITLE"], "links": links})
+    name = settings.SPECTACULAR_SETTINGS["TITLE"]
+    # JSON first: it wins a tie (`*/*`), so scripts and the API's clients keep their answer.
+    if request.get_preferred_type(["application/json", "text/html"]) == "text/html":
+        context = {"name": name, "links": links, "demo_model": settings.LLM_DEMO_MODEL}
+        response = render(request, "web/root.html", context)
+    else:
+        response = JsonResponse({"name": name, "links": links})
+    patch_vary_headers(response, ["Accept"])
+    return response
 
 
 @require_safe
 @ensure_csrf_cookie
 def student_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "web/student.html", {"script": "web/student.js"})
+    return render(request, "web/student.html", {"script": "web/student.js", "demo_model": settings.LLM_DEMO_MODEL})
 
 
 @require_safe
 @ensure_csrf_cookie
 def teacher_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "web/teacher.html", {"script": "web/teacher.js"})
+    return render(request, "web/teacher.html", {"script": "web/teacher.js", "demo_model": settings.LLM_DEMO_MODEL})
 
 
 # --- The API docs, with nothing from another host ---------------------------------------------

@@ -14,6 +14,7 @@ from insights.models import AskLog, AskMemory
 from learning.models import Quiz, Task
 from llm.models import LLMUsage
 from memory.models import AIMemory
+from tests.conversations.test_turn import send, start
 from tests.insights.conftest import ask, prompt_of
 
 QUESTION = "Why is alice stuck on fractions?"
@@ -199,9 +200,29 @@ def test_past_the_budget_the_question_is_refused_like_a_chat_message(school, cli
 
 
 def test_no_model_configured_is_503(school, clients, record, no_llm):
-    """No model endpoint: 503 model_not_configured before anything is streamed or stored."""
+    """No model endpoint: 503 model_not_configured before anything is streamed or stored; the
+    teacher is told the real reason (which variables to set)."""
     resp = ask(clients["teacher_a"], school["alice"].pk, QUESTION)
     assert resp.status_code == 503 and resp.json()["error"]["code"] == "model_not_configured"
+    message = resp.json()["error"]["message"]
+    assert "LLM_API_KEY" in message and "LLM_BASE_URL" in message and "Ollama" in message
+
+
+def test_a_teacher_is_told_the_real_reason_and_a_student_is_not(school, clients, record, llm, settings):
+    """The same configuration error (a server listing several models, none chosen): a teacher's
+    question answers 503 model_not_configured naming the models and LLM_MODEL; a student's
+    message answers the same code in a student's words, with no variable or server address."""
+    llm.models = ["llama3.1:8b", "qwen2.5:7b"]
+    settings.LLM_MODEL = ""
+    resp = ask(clients["teacher_a"], school["alice"].pk, QUESTION)
+    assert resp.status_code == 503, resp.content
+    error = resp.json()["error"]
+    assert error["code"] == "model_not_configured"
+    assert "llama3.1:8b, qwen2.5:7b" in error["message"] and "LLM_MODEL" in error["message"]
+    cid = start(clients["alice"])
+    error = send(clients["alice"], cid, "How do I add 1/2 and 1/3?", "m1").json()["error"]
+    assert error["code"] == "model_not_configured"
+    assert "LLM_MODEL" not in error["message"] and llm.base_url not in error["message"]
 
 
 def test_a_failing_model_is_503_and_its_call_is_metered(school, clients, llm, record):

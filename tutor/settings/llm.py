@@ -27,6 +27,12 @@ LLM_CONTEXT_WINDOW = env_int("LLM_CONTEXT_WINDOW", 0, minimum=0)
 LLM_SUMMARY_CONTEXT_WINDOW = env_int("LLM_SUMMARY_CONTEXT_WINDOW", 0, minimum=0)
 # Tokens kept free for the model's answer (at most a quarter of a small window).
 LLM_REPLY_RESERVE_TOKENS = env_int("LLM_REPLY_RESERVE_TOKENS", 1024, minimum=0)
+# The longest streamed answer (a chat reply, an answer about a student), in tokens, sent as
+# max_tokens; 0: what the window leaves. A small local model is slow per token (`make run`: 400).
+LLM_MAX_REPLY_TOKENS = env_int("LLM_MAX_REPLY_TOKENS", 0, minimum=0)
+# The endpoint is the demo model (llm.demo_model, scripted answers), which `make run` starts
+# when no model is configured: the pages and the start-up banner say so.
+LLM_DEMO_MODEL = env_bool("LLM_DEMO_MODEL", False)
 LLM_DISCOVERY_TIMEOUT_SECONDS = env_float("LLM_DISCOVERY_TIMEOUT_SECONDS", 3.0, minimum=0)
 # How summaries ask for JSON: auto (json_schema, then json_object, then the prompt alone, each
 # endpoint's choice remembered after a refusal), or one of json_schema, json_object, none.

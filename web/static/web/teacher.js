@@ -603,6 +603,8 @@
     error_network: "The server could not be reached. Check your connection and try again.",
     error_http: "Something went wrong (HTTP {status}). Try again in a moment.",
     error_stream: "The reply was cut off. Send your message again.",
+    demo_model_title: "Demo model.",
+    demo_model_text: "The tutor's replies are scripted, to show how its memory works: it is not a real tutor. To plug in a real model, set LLM_BASE_URL and LLM_MODEL (or LLM_API_KEY for OpenAI) and run make run again.",
     // Student: the conversation
     chat_heading: "Conversation",
     subject: "Subject (optional)",
@@ -1000,6 +1002,8 @@
     error_network: "Le serveur est injoignable. Vérifiez votre connexion et réessayez.",
     error_http: "Une erreur est survenue (HTTP {status}). Réessayez dans un instant.",
     error_stream: "La réponse a été interrompue. Renvoyez votre message.",
+    demo_model_title: "Modèle de démonstration.",
+    demo_model_text: "Les réponses du tuteur sont préparées d'avance, pour montrer comment fonctionne sa mémoire : ce n'est pas un vrai tuteur. Pour brancher un vrai modèle, définissez LLM_BASE_URL et LLM_MODEL (ou LLM_API_KEY pour OpenAI) puis relancez make run.",
     chat_heading: "Conversation",
     subject: "Sujet (facultatif)",
     start_conversation: "Commencer une nouvelle conversation",

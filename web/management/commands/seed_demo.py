@@ -1,6 +1,8 @@
 """Demo data for a first run: a teacher (who may use the admin), a classroom, students alice and
-bob, with API tokens. With `--wait-for URL` (scripts/run_dev.sh, `make run`), once the server at
-URL answers, it also prints where to go there: the links of its GET /, with who signs in where."""
+bob, with API tokens, and each student's past (web.demo: a conversation, memories, a quiz, a
+task). With `--wait-for URL` (scripts/run_dev.sh, `make run`), once the server at URL answers,
+it also prints which model answers and where to go there: the links of its GET /, with who
+signs in where."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from django.db import transaction
 from rest_framework.authtoken.models import Token
 
 from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, User
+from llm import gateway
+from web.demo import demo_history_seed
 
 DEMO_PASSWORD = "demo-password"  # noqa: S105 (demo accounts only, refused when DEBUG is off)
 # Who signs in at each entry point of GET / (web.views.ENTRY_POINTS), printed beside its link.
@@ -50,12 +54,17 @@ class Command(BaseCommand):
             ]
             for student in students:
                 Enrollment.objects.get_or_create(classroom=classroom, student=student)
+        for student in students:
+            demo_history_seed(student=student, teacher=teacher)
         users = [teacher, *students]
         self.stdout.write(self.style.SUCCESS(f"Demo data ready (password for every demo account: {DEMO_PASSWORD})"))
         for user in users:
             token, _ = Token.objects.get_or_create(user=user)
             self.stdout.write(f"  {user.username:<8} {user.role:<8} id={user.pk:<4} token={token.key}")
         self.stdout.write(f"  {teacher.username} also signs in to the admin at /admin/")
+        self.stdout.write("  alice and bob each have a past conversation, memories, a quiz to answer and a task")
+        if url:
+            self._model()
         if links:
             self.stdout.write(self.style.SUCCESS(f"Tutor is up at {url}"))
             width = max(map(len, links.values())) + 2
@@ -71,7 +80,12 @@ class Command(BaseCommand):
         while True:
             try:
                 # Not through a proxy of the environment: the server is this machine's.
-                response = httpx2.get(url, timeout=max(deadline - time.monotonic(), 0.1), trust_env=False)
+                response = httpx2.get(
+                    url,
+                    headers={"Accept": "application/json"},
+                    timeout=max(deadline - time.monotonic(), 0.1),
+                    trust_env=False,
+                )
                 break
             except httpx2.TransportError:
                 if time.monotonic() >= deadline:
@@ -81,6 +95,24 @@ class Command(BaseCommand):
             raise CommandError(f"{url} answered {response.status_code}, not the site's links.")
         links: dict[str, str] = response.json()["links"]
         return links
+
+    def _model(self) -> None:
+        """Which model answers, and how to plug in a real one when it is the demo model or none."""
+        profile = gateway.chat_profile()
+        plug = (
+            "  To plug in a real model: set LLM_BASE_URL and LLM_MODEL (Ollama: http://127.0.0.1:11434/v1 and "
+            "llama3.1), or LLM_API_KEY for OpenAI, then run make run again (docs/configuration.md)."
+        )
+        if settings.LLM_DEMO_MODEL:
+            self.stdout.write(
+                self.style.WARNING(f"Model: the demo model at {profile.base_url} (scripted replies, not a real tutor).")
+            )
+            self.stdout.write(plug)
+        elif not gateway.is_configured(profile):
+            self.stdout.write(self.style.WARNING("Model: none configured (a student's message answers 503)."))
+            self.stdout.write(plug)
+        else:
+            self.stdout.write(f"Model: {profile.model or '(unknown)'} at {profile.base_url or 'OpenAI'}")
 
     def _admin_access(self, teacher: User) -> None:
         """The demo teacher signs in to /admin/ and sees the tutor models (is_staff and the group)."""
