@@ -43,7 +43,9 @@ def test_a_conversation_whose_only_message_was_never_answered_is_not_summarised(
     """A conversation ended with its one message unanswered (the tutor was down) is skipped: no
     model call, no memory."""
     cid = start(clients["alice"])
-    Message.objects.create(conversation_id=cid, seq=1, role="student", content="Can you help me?", client_message_id="m1")
+    Message.objects.create(
+        conversation_id=cid, seq=1, role="student", content="Can you help me?", client_message_id="m1"
+    )
     conversation_close(conversation_id=cid)
     assert Conversation.objects.get(pk=cid).summary_status == "pending"
     assert conversation_summary_write(conversation_id=cid) is Outcome.SKIPPED
