@@ -38,6 +38,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     schema.install()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(schema.WorkerCounts(), "schema-worker-counts")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Under pytest-xdist, each worker hands its count to the controller (schema.WorkerCounts).
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[schema.WORKER_OUTPUT_KEY] = schema.checked["responses"]
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.write_line(f"responses checked against the OpenAPI schema: {schema.checked['responses']}")
 

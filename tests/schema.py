@@ -18,7 +18,19 @@ from openapi_core import OpenAPI
 from openapi_core.contrib.django import DjangoOpenAPIRequest, DjangoOpenAPIResponse
 from openapi_core.templating.paths.exceptions import OperationNotFound, PathNotFound
 
+# The responses checked in this process; under pytest-xdist, the controller's is the sum of its
+# workers' (WorkerCounts), which each hands over as it ends (tests/conftest.py).
 checked: dict[str, int] = {"responses": 0}
+WORKER_OUTPUT_KEY = "schema_responses_checked"
+
+
+class WorkerCounts:
+    """A pytest-xdist plugin of the controller: adds each worker's count, when the worker ends,
+    to `checked`, which the closing line prints."""
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        checked["responses"] += int(output.get(WORKER_OUTPUT_KEY, 0))
 
 
 @cache

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from openapi_spec_validator import validate
 
 from memory.serializers import MemoryOutput
 from tests import schema
+from tests.conftest import ROOT
 from tutor import urls
 
 
@@ -101,3 +106,44 @@ def test_a_response_outside_the_schema_fails_the_test(clients, school, monkeypat
     monkeypatch.setattr(MemoryOutput, "to_representation", without_title)
     with pytest.raises(AssertionError, match="title"):
         clients["alice"].get(f"/api/v1/memories/{note.pk}/")
+
+
+PROBE = """
+from django.test import Client
+
+
+def test_a():
+    assert Client().get("/api/v1/auth/csrf/").status_code == 200
+
+
+def test_b():
+    assert Client().get("/api/v1/auth/csrf/").status_code == 200
+
+
+def test_c():
+    assert Client().get("/api/v1/auth/csrf/").status_code == 200
+"""
+
+
+def test_the_closing_line_counts_the_responses_of_every_xdist_worker(tmp_path):
+    """Under pytest-xdist (-n 2), "responses checked against the OpenAPI schema: N" is the sum
+    of the workers' counts: three tests of one checked response each give 3, not the
+    controller's own 0."""
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(PROBE)
+    # The suite's hooks and fixtures, as they reach any test under tests/.
+    (tmp_path / "conftest.py").write_text("from tests.conftest import *  # noqa: F403\n")
+    # A run of its own: no database (the probe needs none), not an xdist worker of this run.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k != "DATABASE_URL"}
+    command = [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [*command, "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), str(probe)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "3 passed" in done.stdout, done.stdout + done.stderr
+    assert "responses checked against the OpenAPI schema: 3" in done.stdout, done.stdout
+
