@@ -38,8 +38,14 @@ CONTEXT_TOKENS = 4096
 # The chat handler that turns `tools` + `tool_choice` into tool calls for ChatML models
 # (SmolLM2's template is ChatML). Plain `chatml` ignores tools.
 CHAT_FORMAT = "chatml-function-calling"
-TIMEOUT_SECONDS = 120.0
-START_SECONDS = 120.0
+# How long a test waits for the model before it gives up. The tests wait for events (the server
+# answering, a reply, a verdict, a task settled); this bound only stops a run whose server never
+# answers, and is far beyond what a loaded machine takes: the product's own limits (the model's
+# timeout, the turn's deadline, a safety backend's) are raised to it, so that load cannot turn a
+# slow answer into a failure. The tests of those limits use the scripted server.
+PATIENCE_SECONDS = 1800.0
+TIMEOUT_SECONDS = PATIENCE_SECONDS
+START_SECONDS = PATIENCE_SECONDS
 # Chat replies of at most this many tokens (LLM_REPLY_RESERVE_TOKENS; the product's default is
 # 1,024): the tests need some reply, and SmolLM2 often writes until the limit.
 REPLY_TOKENS = 48
@@ -193,6 +199,9 @@ def real_llm(llm: ScriptedLLM, real_model: RealModel, settings: Any) -> RealMode
     settings.LLM_TIMEOUT_SECONDS = TIMEOUT_SECONDS
     settings.LLM_SUMMARY_TIMEOUT_SECONDS = TIMEOUT_SECONDS
     settings.LLM_REPLY_RESERVE_TOKENS = REPLY_TOKENS
+    settings.TURN_DEADLINE_SECONDS = PATIENCE_SECONDS
+    settings.TURN_WAIT_SECONDS = PATIENCE_SECONDS
+    settings.SAFETY_BACKEND_TIMEOUT_SECONDS = PATIENCE_SECONDS
     return real_model
 
 
@@ -211,6 +220,8 @@ def real_worker_env(worker_env: dict[str, str], real_llm: RealModel) -> dict[str
         "LLM_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
         "LLM_SUMMARY_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
         "LLM_REPLY_RESERVE_TOKENS": str(SUMMARY_REPLY_TOKENS),
+        "TURN_DEADLINE_SECONDS": str(PATIENCE_SECONDS),
+        "SAFETY_BACKEND_TIMEOUT_SECONDS": str(PATIENCE_SECONDS),
     }
 
 

@@ -30,7 +30,7 @@ from memory.tools import SAVE_MEMORY_TOOL
 from tests.conftest import Worker
 from tests.conversations.test_streaming import async_client, parse_sse, post_stream, read_all
 from tests.conversations.test_turn import send, start
-from tests.real_model.conftest import CONTEXT_TOKENS, TIMEOUT_SECONDS, RealModel
+from tests.real_model.conftest import CONTEXT_TOKENS, PATIENCE_SECONDS, TIMEOUT_SECONDS, RealModel
 
 pytestmark = pytest.mark.real_model
 
@@ -110,7 +110,7 @@ def test_forced_tool_call_stream_and_follow_up(real_model: RealModel) -> None:
     - the next request, with the assistant's tool calls and the tool's result, is answered when
       the assistant content is "", and refused when it is null (tests/llm_server.py imitates it).
     """
-    client = openai.OpenAI(base_url=real_model.base_url, api_key="x", timeout=120, max_retries=0)
+    client = openai.OpenAI(base_url=real_model.base_url, api_key="x", timeout=TIMEOUT_SECONDS, max_retries=0)
     messages = tool_messages()
     stream = client.chat.completions.create(
         model=real_model.model,
@@ -284,7 +284,7 @@ def test_every_ended_conversation_gets_a_summary_memory(
             run.turns.append(resp.status_code)
         resp = client.post(f"/api/v1/conversations/{run.cid}/end/")
         assert resp.status_code == 202, error_of(resp)
-    wait_until_idle(real_worker, summaries=len(runs), timeout=600)
+    wait_until_idle(real_worker, summaries=len(runs), timeout=PATIENCE_SECONDS)
     for run in runs:
         conversation = Conversation.objects.get(pk=run.cid)
         run.summary_status, run.summary_error = conversation.summary_status, conversation.summary_error
@@ -353,7 +353,7 @@ def test_how_the_server_refuses_a_prompt_past_its_window(real_model: RealModel) 
         assert streamed.headers["content-type"].startswith("text/event-stream")
         assert streamed.read() == b""
     needle = f"exceed context window of {CONTEXT_TOKENS}"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_SECONDS
     while needle not in real_model.log_tail(50_000) and time.monotonic() < deadline:
         time.sleep(0.2)  # the server logs the traceback after it closed the stream
     assert needle in real_model.log_tail(50_000)

@@ -26,7 +26,7 @@ from safety.evaluation import Case, load_cases
 from safety.models import Flag
 from tests.conftest import ROOT
 from tests.conversations.test_turn import send, start
-from tests.real_model.conftest import RealModel
+from tests.real_model.conftest import PATIENCE_SECONDS, RealModel
 from tests.real_model.test_real_model import error_of
 
 pytestmark = pytest.mark.real_model
@@ -34,9 +34,9 @@ pytestmark = pytest.mark.real_model
 SAMPLE_SIZE = 12
 SAMPLE_SEED = 0
 # Each classifier call's limit (SAFETY_BACKEND_TIMEOUT_SECONDS): the product's default is for a
-# chat turn on a fast endpoint; here a verdict is awaited on 2 shared cores, where an answer that
-# runs to CLASSIFIER_MAX_TOKENS takes several seconds.
-CALL_TIMEOUT_SECONDS = 60.0
+# chat turn on a fast endpoint; here a verdict is awaited (an event) on 2 shared cores, where an
+# answer that runs to CLASSIFIER_MAX_TOKENS takes seconds, and minutes under load.
+CALL_TIMEOUT_SECONDS = PATIENCE_SECONDS
 # The strata the sample must hold for the test to mean what it says.
 REQUIRED_STRATA = {
     (kind, severity, language)
