@@ -37,13 +37,14 @@ serve: install
 	VENV=$(VENV) ./scripts/serve.sh
 
 # A node of a deployment on Redis (docs/operations.md, "Queues, workers and the scheduler"): a
-# worker on one queue (WORKER_QUEUE: default, summaries, memory or files; WORKER_CONCURRENCY), and
-# the scheduler, which any number of nodes may start (one holds the lock and sends the tasks).
-WORKER_QUEUE ?= default
+# worker on every queue, or on one (WORKER_QUEUE: default, summaries, memory or files;
+# WORKER_CONCURRENCY), and the scheduler, which any number of nodes may start (one holds the
+# lock and sends the tasks).
+WORKER_QUEUE ?=
 WORKER_CONCURRENCY ?= 2
 worker: install
-	exec $(PY) -m celery -A tutor worker -l INFO -Q $(CELERY_QUEUE_PREFIX)$(WORKER_QUEUE) \
-		--concurrency=$(WORKER_CONCURRENCY) -n $(WORKER_QUEUE)@%h
+	exec $(PY) -m celery -A tutor worker -l INFO --concurrency=$(WORKER_CONCURRENCY) \
+		$(if $(WORKER_QUEUE),-Q $(CELERY_QUEUE_PREFIX)$(WORKER_QUEUE) -n $(WORKER_QUEUE)@%h)
 beat: install
 	exec $(PY) -m celery -A tutor beat -l INFO
 

@@ -7,11 +7,12 @@ redirect (SECURE_REDIRECT_EXEMPT), CSRF (GET only) and the throttles (no DRF vie
 - ready: each check by name, "ok" or why it failed; 200 when all pass, else 503. Cheap enough to
   poll every second: `SELECT 1` on the database (PostgreSQL: on a connection of its own, with
   connect and statement timeouts, so that an outage is answered within seconds), a Redis PING
-  with a short timeout (or the filesystem broker's folder), and the other checks of
-  HEALTH_READY_CHECKS (the embedder: loaded in this process, where one is configured). Whether
-  the migrations are applied is read from the database until they are, then remembered for the
-  process's life (a deployment migrates before it starts new processes; a process never sees
-  them unapplied again).
+  with a short timeout (or the filesystem broker's folder), the queues' consumers, and the other
+  checks of HEALTH_READY_CHECKS (the embedder: loaded in this process, where one is configured).
+  A check may also warn ("warning: why"): an operator must act, but this node serves as well as
+  any, so the answer stays 200 (a queue that no worker reads). Whether the migrations are
+  applied is read from the database until they are, then remembered for the process's life (a
+  deployment migrates before it starts new processes; a process never sees them unapplied again).
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ class CheckFailed(Exception):
 # whole seconds, at least 2), which also bounds the statement. A balancer's check timeout is
 # usually 5 s or more.
 DATABASE_CHECK_SECONDS = 2
+
+
+class CheckWarning(Exception):
+    """A readiness check warns: the node is ready, something else needs an operator; the message
+    says what (no data, no secret)."""
 
 
 def database() -> None:
@@ -135,12 +141,28 @@ def cache() -> None:
         _folder_writable(str(settings.CACHES["default"]["LOCATION"]))
 
 
+def queues() -> None:
+    """A warning naming each queue that no worker reads, with its oldest task's age (its tasks
+    would wait for ever: core.consumers)."""
+    from core.metrics_collector import queues_without_consumer
+
+    try:
+        abandoned = queues_without_consumer()
+    except (redis.RedisError, OSError) as exc:
+        raise CheckFailed(f"unreadable: {type(exc).__name__}") from exc
+    if abandoned:
+        raise CheckWarning("no worker reads " + ", ".join(str(queue) for queue in abandoned))
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "database": database,
     "migrations": migrations,
     "broker": broker,
     "cache": cache,
+    "queues": queues,
 }
+# A check skipped when the one it needs has failed (it would fail the same way, after its own wait).
+NEEDS = {"migrations": "database", "queues": "broker"}
 
 
 def ready_checks() -> dict[str, Callable[[], object]]:
@@ -153,11 +175,12 @@ def ready_checks() -> dict[str, Callable[[], object]]:
 
 
 def readiness() -> tuple[bool, dict[str, str]]:
-    """(all passed, {check: "ok" | "skipped" | "failed: why"}); the database checks are skipped
-    once the database has failed (they would fail the same way, each after its own wait)."""
+    """(all passed, {check: "ok" | "skipped" | "warning: why" | "failed: why"}); a check is
+    skipped when the one it needs (NEEDS) did not pass, and a warning does not fail readiness."""
     results: dict[str, str] = {}
     for name, check in ready_checks().items():
-        if name == "migrations" and results.get("database", "ok") != "ok":
+        needed = NEEDS.get(name)
+        if needed and results.get(needed, "").startswith("failed"):
             results[name] = "skipped"
             continue
         started = time.monotonic()
@@ -165,6 +188,8 @@ def readiness() -> tuple[bool, dict[str, str]]:
             answer = check()
         except CheckFailed as exc:
             results[name] = f"failed: {exc}"
+        except CheckWarning as exc:
+            results[name] = f"warning: {exc}"
         except Exception as exc:  # a check that breaks is a failed check, never a 500
             logger.warning("health: the %s check raised %s", name, type(exc).__name__, exc_info=exc)
             results[name] = f"failed: {type(exc).__name__}"

@@ -9,6 +9,8 @@ the age of its oldest task (from the broker), and the backlogs kept in the datab
   METRICS_QUEUE_SCAN messages of each queue (scaled to the queue's depth when it holds more: an
   estimate then). The extraction and consolidation backlogs are its `memory.tasks.
   memory_facts_extract` and `memory.tasks.memory_consolidate` series: they have no row to count.
+- `tutor_queue_consumers{queue}`: the workers that read the queue (core.consumers); a queue
+  without any is also logged, with the age of its oldest task.
 - `tutor_backlog{kind}`: rows waiting for background work, counted with an indexed filter
   (METRICS_BACKLOGS: e.g. summaries pending, files waiting for extraction).
 
@@ -34,6 +36,7 @@ from django.conf import settings
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from core import consumers as queue_consumers
 from core.background import worker_queues
 
 logger = logging.getLogger(__name__)
@@ -54,7 +57,9 @@ def queue_names() -> list[str]:
 
 
 @lru_cache(maxsize=4)
-def _redis(url: str) -> redis.Redis:
+def broker_client(url: str) -> redis.Redis:
+    """One client per broker URL and process, that never waits longer than
+    BROKER_TIMEOUT_SECONDS."""
     return redis.Redis.from_url(
         url, socket_timeout=BROKER_TIMEOUT_SECONDS, socket_connect_timeout=BROKER_TIMEOUT_SECONDS
     )
@@ -103,7 +108,7 @@ def redis_queues(url: str, names: list[str], scan: int = 500) -> dict[str, Queue
     """Each queue's state, from the Redis broker at `url` in one round trip: every priority
     list's length, and the oldest `scan` messages of each (kombu pushes on the left and takes
     from the right, so the oldest are at the end)."""
-    client = _redis(url)
+    client = broker_client(url)
     with client.pipeline(transaction=False) as pipe:
         for name in names:
             for step in _PRIORITY_STEPS:
@@ -170,12 +175,21 @@ class QueueCollector(Collector):
             "Tasks waiting in a queue, by task name (estimated past the scan).",
             labels=["queue", "task"],
         )
+        consumers = GaugeMetricFamily(
+            "tutor_queue_consumers",
+            "Workers that read a queue (0: its tasks wait for ever).",
+            labels=["queue"],
+        )
         try:
             for name, state in self._queues().items():
                 depth.add_metric([name], state.depth)
                 age.add_metric([name], state.oldest_age)
                 for task, count in sorted(state.tasks.items()):
                     tasks.add_metric([name, task], count)
+            counts = queue_consumers.consumers(queue_names())
+            for name, count in counts.items():
+                consumers.add_metric([name], count)
+            queues_without_consumer(counts)
             up.add_metric(["broker"], 1)
         except (redis.RedisError, OSError) as exc:
             logger.warning("metrics: the broker could not be read: %s", exc)
@@ -188,14 +202,66 @@ class QueueCollector(Collector):
         except Exception as exc:  # any database error: the scrape goes on without the backlogs
             logger.warning("metrics: the backlogs could not be counted: %s", exc)
             up.add_metric(["database"], 0)
-        yield from (depth, age, tasks, backlog, up)
+        yield from (depth, age, tasks, consumers, backlog, up)
 
     @staticmethod
     def _queues() -> dict[str, QueueState]:
-        url: str = settings.CELERY_BROKER_URL
-        names = queue_names()
-        scan = settings.METRICS_QUEUE_SCAN
-        if url.startswith("redis"):
-            return redis_queues(url, names, scan)
-        folder: Any = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_in")
-        return filesystem_queues(Path(folder), names, scan) if folder else {}
+        return read_queues(queue_names(), settings.METRICS_QUEUE_SCAN)
+
+
+def read_queues(names: list[str], scan: int) -> dict[str, QueueState]:
+    """Each queue's state, from the configured broker (Redis, or the filesystem broker's folder)."""
+    url: str = settings.CELERY_BROKER_URL
+    if url.startswith("redis"):
+        return redis_queues(url, names, scan)
+    folder: Any = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_in")
+    return filesystem_queues(Path(folder), names, scan) if folder else {}
+
+
+# --- Queues without a consumer (core.consumers) ---------------------------------------------------
+
+# A warning about a queue without a consumer is logged at most this often per queue and process:
+# readiness is polled each second.
+LOG_EVERY_SECONDS = 60.0
+
+_logged_at: dict[str, float] = {}
+
+
+@dataclass(frozen=True)
+class Abandoned:
+    """A queue no worker reads: its waiting tasks and how long the oldest has waited."""
+
+    queue: str
+    depth: int
+    oldest_age: float
+
+    def __str__(self) -> str:
+        return f"{self.queue} ({self.depth} waiting, the oldest for {self.oldest_age:.0f} s)"
+
+
+def queues_without_consumer(counts: dict[str, int] | None = None) -> list[Abandoned]:
+    """The queues watched (`queue_names()`) that no worker reads, each logged as a warning (at
+    most once a minute per queue and process). `counts`: the workers per queue, when the caller
+    has read them (core.consumers.consumers). Raises the broker's error."""
+    names = queue_names()
+    if counts is None:
+        counts = queue_consumers.consumers(names)
+    empty = [name for name in names if counts.get(name, 0) == 0]
+    if not empty:
+        return []
+    states = read_queues(empty, scan=1)
+    abandoned = []
+    now = time.monotonic()
+    for name in empty:
+        state = states.get(name)
+        queue = Abandoned(queue=name, depth=state.depth if state else 0, oldest_age=state.oldest_age if state else 0.0)
+        abandoned.append(queue)
+        if now - _logged_at.get(name, -LOG_EVERY_SECONDS) >= LOG_EVERY_SECONDS:
+            _logged_at[name] = now
+            logger.warning(
+                "queue %s has no consumer: %d tasks wait, the oldest for %.0f s (start a worker that reads it)",
+                name,
+                queue.depth,
+                queue.oldest_age,
+            )
+    return abandoned

@@ -74,11 +74,9 @@ export EMBEDDINGS_BACKEND="${EMBEDDINGS_BACKEND:-none}"
 WORKER_METRICS_DIR="${WORKER_METRICS_DIR:-var/metrics/worker}"
 export METRICS_EXTRA_DIRS="${METRICS_EXTRA_DIRS:-$WORKER_METRICS_DIR}"
 mkdir -p "$WORKER_METRICS_DIR"
-# One worker reads every queue (CELERY_QUEUE: the one queue that takes every task), with beat.
-P="${CELERY_QUEUE_PREFIX:-}"
-QUEUES="${CELERY_QUEUE:-${P}default,${P}summaries,${P}memory,${P}files}"
+# One worker reads every queue (without -Q: every queue declared, tutor/settings/celery.py), with beat.
 PROMETHEUS_MULTIPROC_DIR="$WORKER_METRICS_DIR" setsid "$PY" -m celery -A tutor --quiet worker -B \
-  -l "${WORKER_LOG_LEVEL:-WARNING}" --concurrency=2 -Q "$QUEUES" &
+  -l "${WORKER_LOG_LEVEL:-WARNING}" --concurrency=2 &
 WORKER=$!
 setsid ./scripts/serve.sh &
 SERVER=$!

@@ -342,29 +342,32 @@ class Worker:
         self.name = f"{queue}-{uuid.uuid4().hex[:6]}"
         self.log = Path(django_settings.VAR_DIR) / "test-workers" / f"worker-{self.name}.log"
 
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "tutor",
+            "worker",
+            "-Q",
+            self.queue,
+            f"--pool={self.pool}",
+            f"--concurrency={self.concurrency}",
+            "-n",
+            f"{self.name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-l",
+            "INFO",
+        ]
+
     def start(self) -> Worker:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "tutor",
-                    "worker",
-                    "-Q",
-                    self.queue,
-                    f"--pool={self.pool}",
-                    f"--concurrency={self.concurrency}",
-                    "-n",
-                    f"{self.name}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                    "-l",
-                    "INFO",
-                ],
+                self.command(),
                 cwd=ROOT,
                 env={**self.env, "PYTHONUNBUFFERED": "1"},
                 stdout=out,

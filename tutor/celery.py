@@ -1,10 +1,12 @@
 """The Celery app: configured from the Django settings (CELERY_*), its tasks found in each app's
 `tasks` module, and the queue of each task (`route`)."""
 
+import logging
 import os
+import threading
 from typing import Any
 
-from celery import Celery
+from celery import Celery, bootsteps
 from celery.signals import (
     before_task_publish,
     setup_logging,
@@ -41,6 +43,67 @@ def queues() -> list[str]:
     from core.background import worker_queues
 
     return worker_queues()
+
+
+class QueueHeartbeat(bootsteps.StartStopStep):
+    """A step of the worker's consumer: while it reads its queues, a thread names them in the
+    broker every QUEUE_HEARTBEAT_SECONDS (core.consumers), so that a queue no worker reads shows
+    on /health/ready and /metrics. A thread rather than the consumer's timer: a solo pool runs
+    its tasks in the consumer's loop, and a long task would silence the timer."""
+
+    requires = ("celery.worker.consumer.tasks:Tasks",)
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        super().__init__(parent, **kwargs)
+        self.stopped: threading.Event | None = None
+        self.worker = ""
+
+    @staticmethod
+    def _queues(consumer: Any) -> list[str]:
+        task_consumer = getattr(consumer, "task_consumer", None)
+        if task_consumer is not None:
+            return sorted(queue.name for queue in task_consumer.queues)
+        return sorted(consumer.app.amqp.queues.consume_from)
+
+    def start(self, parent: Any) -> None:
+        from django.conf import settings
+
+        from core import consumers
+
+        self.worker = f"{parent.hostname}:{os.getpid()}"
+        stopped = self.stopped = threading.Event()
+        interval = float(settings.QUEUE_HEARTBEAT_SECONDS)
+        log = logging.getLogger(__name__)
+
+        def beat() -> None:
+            failing = False
+            while not stopped.is_set():
+                try:
+                    consumers.heartbeat(self._queues(parent), self.worker)
+                    failing = False
+                except Exception as exc:  # the broker down: the consumer reconnects, and so do we
+                    if not failing:
+                        log.warning("queue heartbeat: the broker did not answer (%s)", exc)
+                    failing = True
+                stopped.wait(interval)
+
+        threading.Thread(target=beat, name="queue-heartbeat", daemon=True).start()
+
+    def stop(self, parent: Any) -> None:
+        from core import consumers
+
+        if self.stopped is not None:
+            self.stopped.set()
+            self.stopped = None
+            try:
+                consumers.gone(self._queues(parent), self.worker)
+            except Exception:  # the broker down: the names expire on their own
+                logging.getLogger(__name__).info("queue heartbeat: could not remove this worker's names")
+
+    shutdown = stop
+
+
+app.steps["consumer"].add(QueueHeartbeat)
 
 
 @app.on_after_finalize.connect

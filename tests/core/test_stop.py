@@ -27,14 +27,14 @@ pytestmark = pytest.mark.worker
 STOP_SECONDS = 20
 
 
-def processes_with(needle: str) -> list[int]:
-    """The live processes whose command line contains `needle`."""
+def processes_with(needle: str, where: str = "cmdline") -> list[int]:
+    """The live processes whose command line (or environment: `where="environ"`) contains `needle`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cmdline = (entry / where).read_bytes().replace(b"\0", b" ").decode(errors="replace")
             state = (entry / "stat").read_text().split(")")[-1].split()[0]
         except OSError:
             continue
@@ -51,7 +51,7 @@ def test_sigterm_to_the_group_stops_everything_in_time_and_the_running_task_fini
     exits 'signal 15', none is started again), the summary is stored, and the group, the worker
     and the server are gone within STOP_SECONDS."""
     port = free_port()
-    queue = worker_env["CELERY_QUEUE"]
+    prefix = f"t{uuid.uuid4().hex[:8]}-"
     env = {
         **worker_env,
         "VENV": sys.prefix,
@@ -59,7 +59,7 @@ def test_sigterm_to_the_group_stops_everything_in_time_and_the_running_task_fini
         "STOP_SECONDS": str(STOP_SECONDS),
         "EMBEDDINGS_BACKEND": "none",
         # RedBeat's keys (with Redis) of this test's own.
-        "CELERY_QUEUE_PREFIX": f"t{uuid.uuid4().hex[:8]}-",
+        "CELERY_QUEUE_PREFIX": prefix,
         "WORKER_METRICS_DIR": str(tmp_path / "metrics"),
         "PYTHONUNBUFFERED": "1",
     }
@@ -101,7 +101,8 @@ def test_sigterm_to_the_group_stops_everything_in_time_and_the_running_task_fini
             proc.wait(10)
     output = text()
     assert stopped_in < STOP_SECONDS, (stopped_in, output[-3000:])
-    assert processes_with(f"-Q {queue}") == [] and processes_with(f"--port {port}") == []
+    assert processes_with(f"CELERY_QUEUE_PREFIX={prefix}", where="environ") == []
+    assert processes_with(f"--port {port}") == []
     assert "exited with 'signal 15" not in output and "Cold shutdown" not in output, output[-3000:]
     conversation = Conversation.objects.get(pk=cid)
     assert conversation.summary_status == "done", output[-3000:]

@@ -4,6 +4,8 @@ each app (core.background.periodic)."""
 
 from __future__ import annotations
 
+from kombu import Exchange, Queue
+
 from .django import VAR_DIR
 from .env import env_int, env_str, env_url
 from .services import REDIS_URL
@@ -59,7 +61,15 @@ TASK_QUEUES = {
     "conversations.tasks.file_extract": "files",
     "conversations.tasks.files_sweep": "files",
 }
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "") or f"{CELERY_QUEUE_PREFIX}default"
+CELERY_QUEUE = env_str("CELERY_QUEUE", "")
+CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE or f"{CELERY_QUEUE_PREFIX}default"
+# Declared, so that a worker started without -Q (`celery -A tutor worker`) reads every one of them;
+# -Q picks some. Each queue has its exchange and routing key of the same name, as Celery gives a
+# queue it creates on the fly: a message sent to one queue reaches that queue only.
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, Exchange(name), routing_key=name)
+    for name in ([CELERY_QUEUE] if CELERY_QUEUE else [CELERY_QUEUE_PREFIX + q for q in QUEUE_NAMES])
+)
 CELERY_TASK_ROUTES = ("tutor.celery.route",)
 
 # The scheduler: with Redis, RedBeat, which keeps the schedule in Redis and runs only while it

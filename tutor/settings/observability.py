@@ -16,6 +16,10 @@ METRICS_EXTRA_DIRS = env_list("METRICS_EXTRA_DIRS", "")
 WORKER_METRICS_ADDR = env_str("WORKER_METRICS_ADDR", "")
 # The Celery queues whose depth and oldest task /metrics reports (empty: every queue configured).
 METRICS_QUEUES = env_list("METRICS_QUEUES", "")
+# Each worker names the queues it reads in the broker this often (core.consumers); a queue that no
+# worker named for three of these has no consumer: a warning on /health/ready, a log line, and
+# tutor_queue_consumers 0 on /metrics.
+QUEUE_HEARTBEAT_SECONDS = env_int("QUEUE_HEARTBEAT_SECONDS", 10, minimum=1)
 # How many of a queue's oldest messages a scrape reads to count the waiting tasks by name
 # (tutor_queue_tasks; a deeper queue's counts are scaled to its depth).
 METRICS_QUEUE_SCAN = env_int("METRICS_QUEUE_SCAN", 500, minimum=1)
