@@ -61,6 +61,8 @@ def test_sigterm_to_the_group_stops_everything_in_time_and_the_running_task_fini
         # RedBeat's keys (with Redis) of this test's own.
         "CELERY_QUEUE_PREFIX": prefix,
         "WORKER_METRICS_DIR": str(tmp_path / "metrics"),
+        # The worker's INFO lines: the test waits for its "ready." line.
+        "WORKER_LOG_LEVEL": "INFO",
         "PYTHONUNBUFFERED": "1",
     }
     log = tmp_path / "run.log"
