@@ -11,10 +11,13 @@ A turn with a guard runs:
    at most as long as the guard chooses. A `Notice` adds instructions at the end of the prompt
    (this turn only), sends its events to the client before the reply, and gives a reply to
    store if the model cannot answer.
-3. `screen.hold(chunk)` for each chunk of the reply as it streams: False stops forwarding the
-   reply's deltas to the client (the rest of the reply is still read and checked).
+3. `screen.shown(chunk)` for each chunk of the reply as it streams: the text that may reach the
+   client now, screened (the guard holds back what it has not screened yet: a short buffer), or
+   None once the reply is withheld: nothing more is forwarded (the rest of the reply is still
+   read and checked). Nothing a screen would refuse is ever sent.
 4. `screen.check_reply(text)`, the whole reply: a replacement text, or None. A replaced reply is
-   stored as the replacement; the client gets a `reply_replaced` event then `done` with it.
+   stored as the replacement; the client gets a `reply_replaced` event then `done` with it. A
+   reply that passes gets what was held back (`screen.held_back()`) as its last delta.
 5. `screen.reply_stored(reply, original)`, after the reply is stored: its own bookkeeping, in
    the background (the turn does not wait for it).
 
@@ -68,9 +71,15 @@ class TurnScreen(ABC):
     @abstractmethod
     async def before_model(self) -> Notice | None: ...
 
-    def hold(self, chunk: str) -> bool:
-        """Whether the reply may still be shown as it streams, `chunk` its newest piece."""
-        return True
+    def shown(self, chunk: str) -> str | None:
+        """What of the reply may reach the client now, `chunk` its newest piece: that piece and
+        what was held back before it once they are screened, "" while they are not, None once
+        the reply is withheld."""
+        return chunk
+
+    def held_back(self) -> str:
+        """The streamed text not shown yet, given once the whole reply passed (`check_reply`)."""
+        return ""
 
     async def check_reply(self, text: str) -> str | None:
         """The replacement for a reply that fails screening, or None to store it as written."""

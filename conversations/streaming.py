@@ -275,8 +275,9 @@ async def _screened_reply(
     suffix = notice.reply_suffix if notice is not None else ""
     replacement = await screen.check_reply(content)
     if replacement is None:
-        if suffix:
-            feed.publish("delta", {"content": suffix})
+        rest = screen.held_back() + suffix
+        if rest:
+            feed.publish("delta", {"content": rest})
         return content + suffix, None
     feed.publish(screening.REPLY_REPLACED, {"content": replacement + suffix})
     return replacement + suffix, content
@@ -444,22 +445,19 @@ async def _converse(
     notice: screening.Notice | None,
 ) -> tuple[str, int, int, str]:
     """Stream the model, running its tool calls between rounds, until it answers with text.
-    The deltas stop reaching the client once screening holds the reply written so far."""
+    The deltas reach the client as screening clears them, and stop once it withholds the reply."""
     profile = gateway.chat_profile()
     messages = _with_notice(claim.messages, notice)
     prompt_tokens = completion_tokens = 0
     model = profile.model
-    shown = True
 
     async def on_delta(text: str) -> None:
-        nonlocal shown
         if not feed.first_token_seen:
             feed.first_token_seen = True
             metrics.turn_first_token(time.monotonic() - feed.opened_at)
-        if shown and not screen.hold(text):
-            shown = False
+        shown = screen.shown(text)
         if shown:
-            feed.publish("delta", {"content": text})
+            feed.publish("delta", {"content": shown})
 
     shortened = False
     for _ in range(settings.MAX_TOOL_ROUNDS + 1):

@@ -9,8 +9,9 @@
   within SAFETY_TURN_WAIT_SECONDS of the prompt being ready) makes a `Notice`: the crisis
   instructions in the student's language (their setting), a `safety` event with the resources, the resources
   added to the reply, and a reply of ours if the model cannot answer.
-- The reply: the offline line on its newest text as it streams (a failure stops the deltas),
-  then the offline line and the backends on the whole reply. A reply fails when it gives
+- The reply: the offline line on its newest text as it streams, the text held back until it is
+  screened (a failure stops the deltas: nothing it refused was sent), then the offline line and
+  the backends on the whole reply. A reply fails when it gives
   self-harm instructions, or sexual, hateful, harassing or violent content of concern or
   above; a caring reply that names help lines does not. A failed reply is replaced by a safe
   text, and flagged with the original kept for staff.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 from django.conf import settings
@@ -41,9 +43,14 @@ logger = logging.getLogger(__name__)
 REPLY_FAILS = frozenset(
     {Category.SEXUAL, Category.SEXUAL_MINORS, Category.HATE, Category.HARASSMENT, Category.VIOLENCE}
 )
-# The streamed reply is screened every this many new characters, over its newest text.
+# The streamed reply is screened at each sentence end, or every this many new characters, over
+# what is held back and the shown text's last HOLD_WINDOW_CHARS.
 HOLD_EVERY_CHARS = 160
 HOLD_WINDOW_CHARS = 400
+# A screened text is shown up to its last sentence end (the sentence after it may be unfinished,
+# and its end may make it refused); a longer run without one, up to its last space.
+HOLD_MAX_CHARS = 480
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+|\n")
 
 # The screening tasks still running (the loop keeps only weak references to tasks).
 _running: set[asyncio.Task[Any]] = set()
@@ -86,10 +93,11 @@ class _Screen(TurnScreen):
         self.language = replies.language(turn.language)
         self.message_task = _spawn(self._screen_message())
         self.reply_verdict: Verdict | None = None
-        # The reply streamed so far (its pieces), its length, and how much of it was checked.
-        self._written: list[str] = []
-        self._length = 0
-        self._checked = 0
+        # The streamed reply: the end of what was shown (the context of the next check), what is
+        # held back until it is screened, and how much of that was not checked yet.
+        self._shown_tail = ""
+        self._pending = ""
+        self._unchecked = 0
         self._held = False
 
     async def _record(
@@ -149,19 +157,28 @@ class _Screen(TurnScreen):
             fallback_reply=message,
         )
 
-    def hold(self, chunk: str) -> bool:
-        if self._held or not settings.SAFETY_SCREEN_REPLIES:
-            return not self._held
-        self._written.append(chunk)
-        self._length += len(chunk)
-        if self._length - self._checked < HOLD_EVERY_CHARS:
-            return True
-        text = "".join(self._written)
-        self._written = [text]
-        window = text[max(0, self._checked - HOLD_WINDOW_CHARS) :]
-        self._checked = self._length
-        self._held = reply_fails(combine([offline.screen(window)]))
-        return not self._held
+    def shown(self, chunk: str) -> str | None:
+        if self._held:
+            return None
+        if not settings.SAFETY_SCREEN_REPLIES:
+            return chunk
+        self._pending += chunk
+        self._unchecked += len(chunk)
+        ended = _SENTENCE_END.search(self._pending, max(0, len(self._pending) - len(chunk) - 4))
+        if ended is None and self._unchecked < HOLD_EVERY_CHARS:
+            return ""
+        self._unchecked = 0
+        if reply_fails(combine([offline.screen(self._shown_tail + self._pending)])):
+            self._held = True
+            return None
+        cut = _show_upto(self._pending)
+        shown, self._pending = self._pending[:cut], self._pending[cut:]
+        self._shown_tail = (self._shown_tail + shown)[-HOLD_WINDOW_CHARS:]
+        return shown
+
+    def held_back(self) -> str:
+        pending, self._pending = self._pending, ""
+        return "" if self._held else pending
 
     async def check_reply(self, text: str) -> str | None:
         if not settings.SAFETY_SCREEN_REPLIES:
@@ -186,6 +203,17 @@ class _Screen(TurnScreen):
             await self._record(
                 verdict, source=Flag.Source.REPLY, message_id=reply.pk, excerpt=original, original=original
             )
+
+
+def _show_upto(text: str) -> int:
+    """Where screened `text` may be shown up to: after its last sentence end, else (a run longer
+    than HOLD_MAX_CHARS) after its last space, else nowhere yet."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    if ends:
+        return ends[-1]
+    if len(text) > HOLD_MAX_CHARS:
+        return text.rfind(" ") + 1
+    return 0
 
 
 class SafetyGuard(Guard):

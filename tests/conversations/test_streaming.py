@@ -71,7 +71,7 @@ async def wait_for_reply(cid: int, timeout: float = 10.0) -> Message:
 
 def test_stream_sends_message_deltas_then_done(school, clients, llm):
     """The events come in order: the stored student message, the reply in chunks, the stored reply."""
-    llm.script("chat", {"content": "Find a common denominator: six works for halves and thirds."})
+    llm.script("chat", {"content": "Find a common denominator. Six works for halves and thirds. Then add them."})
     cid = start(clients["alice"])
     client = async_client(school["alice"])
 
@@ -151,7 +151,8 @@ def test_model_failure_mid_stream_is_an_error_event_and_the_retry_completes(scho
 def test_client_gone_mid_stream_loses_nothing_and_retries_never_call_the_model_again(school, clients, llm):
     """A client that stops reading after the first delta: the turn completes and is stored. A
     retry during the turn joins it, a retry after it replays it: one model call in all."""
-    llm.script("chat", {"content": "A long reply that takes a while to write out in full.", "stream_seconds": 1.0})
+    long_reply = "A long reply. It takes a while. To write out. In full."
+    llm.script("chat", {"content": long_reply, "stream_seconds": 1.0})
     cid = start(clients["alice"])
     client = async_client(school["alice"])
 
@@ -176,7 +177,7 @@ def test_client_gone_mid_stream_loses_nothing_and_retries_never_call_the_model_a
     first, stored_before, during, after = async_to_sync(go)()
     assert first[0][0] == "message" and "delta" in [k for k, _ in first]
     assert stored_before == 0  # the client left before the reply existed
-    assert during["reply"]["content"] == "A long reply that takes a while to write out in full."
+    assert during["reply"]["content"] == long_reply
     assert during["replayed"] is False  # joined the turn in progress
     assert after["replayed"] is True and after["reply"]["id"] == during["reply"]["id"]
     assert len(llm.calls("chat")) == 1

@@ -219,3 +219,33 @@ def test_a_caring_crisis_reply_is_not_replaced(school, clients, llm):
     body = send(clients["alice"], cid, content=CRISES[0][1]).json()
     assert body["reply"]["content"].startswith(caring)
     assert not Flag.objects.filter(source="reply").exists()
+
+
+@pytest.mark.parametrize("offset", [0, 37, 151, 159, 160, 161, 320])
+def test_no_part_of_a_withheld_sentence_is_ever_streamed(school, clients, llm, offset):
+    """The stream is held until each piece is screened: wherever the harmful sentence falls in
+    the reply (before, across or after a check of the streamed text), not one of its words
+    reaches the client before `reply_replaced`; the text before it does."""
+    harmful = "The easiest way to kill yourself is to take forty paracetamol pills at once."
+    before = ("x" * offset + " ") if offset else ""
+    safe = "Fractions first. " * 8
+    llm.script("chat", {"content": before + safe + harmful + " " + "More text. " * 30})
+    cid = start(clients["alice"])
+    events = stream(school["alice"], cid, "help", f"h{offset}")
+    streamed = "".join(data["content"] for name, data in events if name == "delta")
+    for word in ("easiest way", "kill yourself", "paracetamol", "forty"):
+        assert word not in streamed, (word, streamed)
+    assert [name for name, _ in events][-2:] == ["reply_replaced", "done"]
+    assert "paracetamol" not in events[-1][1]["content"]
+
+
+def test_a_clean_reply_streams_whole_and_in_order(school, clients, llm):
+    """A reply that passes screening reaches the client whole, in order: what the deltas held back
+    comes before `done`, and the deltas join to the stored reply."""
+    clean = "To add fractions, find a common denominator. " * 9 + "Then add the numerators"
+    llm.script("chat", {"content": clean})
+    cid = start(clients["alice"])
+    events = stream(school["alice"], cid, "help", "c1")
+    streamed = "".join(data["content"] for name, data in events if name == "delta")
+    assert streamed == clean
+    assert [name for name, _ in events][-1] == "done" and events[-1][1]["content"] == clean
