@@ -187,7 +187,7 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
     pause = 0.02
     followed = False  # this message's turn was in progress in another process when we came
     try:
-        checked, outcome = await db_step(_checked_begin, check, conversation_id)
+        checked, outcome = await _step_before_storing(_checked_begin, check, conversation_id)
     finally:
         # This task's context is a copy of the request's: the language goes back by hand.
         language = translation.get_language()
@@ -198,7 +198,9 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
     user, message = checked
     while True:
         if outcome is None:
-            outcome = await db_step(turns.turn_begin, user=user, conversation_id=conversation_id, **message)
+            outcome = await _step_before_storing(
+                turns.turn_begin, user=user, conversation_id=conversation_id, **message
+            )
         if isinstance(outcome, turns.Replay):
             return TurnFeed.replay(outcome, replayed=not followed)
         if isinstance(outcome, turns.Claimed):
@@ -243,6 +245,18 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
         await asyncio.sleep(pause)
         pause = min(pause * 1.5, 0.25)
         outcome = None
+
+
+async def _step_before_storing(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+    """A database step of the claim, whose connection may not be had (the pool's timeout, the
+    database down): DatabaseUnavailable, which says the message was not stored."""
+    try:
+        return await db_step(fn, *args, **kwargs)
+    except turns.DATABASE_ERRORS as exc:
+        logger.error("turn: database unavailable before storing: %s", exc)
+        raise turns.DatabaseUnavailable(
+            gettext("The database is unavailable; your message was not stored. Send it again in a moment.")
+        ) from exc
 
 
 def _screen_turn(claim: turns.Claimed) -> screening.ScreenTurn:
