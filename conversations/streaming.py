@@ -206,8 +206,15 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
         if isinstance(outcome, turns.Claimed):
             screen = screening.begin(_screen_turn(outcome))
             try:
-                outcome = await prompting.turn_prompt(outcome)
+                if outcome.over_budget is None:
+                    outcome = await prompting.turn_prompt(outcome)
                 notice = await screen.before_model()
+                if outcome.over_budget is not None and (notice is None or not notice.fallback_reply):
+                    # Past the budget, only a crisis is answered (with the notice's own reply).
+                    await asyncio.shield(
+                        db_step(turns._release_quietly, conversation_id=outcome.conversation_id, token=outcome.token)
+                    )
+                    raise outcome.over_budget
             except BaseException:
                 screen.cancel()
                 raise
@@ -306,7 +313,8 @@ async def _drive(
 ) -> None:
     """Run the model rounds of a claimed turn, screen and store the reply. Never raises: every
     failure ends the feed with an `error` event, and the student's message stays stored; in a
-    turn screening found a crisis in, a model that cannot answer gives the notice's reply."""
+    turn screening found a crisis in, a model that cannot answer gives the notice's reply, and so
+    does a turn past the spend budget (only a crisis is driven then) without asking the model."""
     usage: list[LLMUsage] = []
     renewal = asyncio.create_task(_renew(claim))
     metrics.TURNS_RUNNING.inc()
@@ -314,9 +322,14 @@ async def _drive(
     original: str | None = None
     try:
         try:
-            async with asyncio.timeout(settings.TURN_DEADLINE_SECONDS):
-                content, prompt_tokens, completion_tokens, model = await _converse(claim, feed, usage, screen, notice)
-            content, original = await _screened_reply(screen, notice, feed, content)
+            if claim.over_budget is not None and notice is not None:
+                content, prompt_tokens, completion_tokens, model = _fallback(claim, feed, notice)
+            else:
+                async with asyncio.timeout(settings.TURN_DEADLINE_SECONDS):
+                    content, prompt_tokens, completion_tokens, model = await _converse(
+                        claim, feed, usage, screen, notice
+                    )
+                content, original = await _screened_reply(screen, notice, feed, content)
         except TimeoutError:
             if notice is None or not notice.fallback_reply:
                 raise gateway.LLMUnavailable(

@@ -151,15 +151,18 @@ class Claimed:
     has_files: bool = True
     has_checkpoint: bool = True
     has_learning: bool = True
+    # The spend budget the student is past (llm.costs), when claimed: the model is not called.
+    over_budget: costs.BudgetExceeded | None = None
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
     """Claim the conversation and store the student's message, or say why not (see the classes).
 
-    Raises NotFound, Forbidden, BudgetExceeded (a new message past a spend budget: not stored),
-    Conflict (ended conversation, client_message_id reused for other content), ModelNotConfigured
-    (the message is stored, the lease released) and DatabaseUnavailable, whose message says
-    whether the student's message was stored.
+    Raises NotFound, Forbidden, Conflict (ended conversation, client_message_id reused for other
+    content), ModelNotConfigured (the message is stored, the lease released) and
+    DatabaseUnavailable, whose message says whether the student's message was stored. A student
+    past a spend budget is claimed all the same, with `over_budget` set: the caller screens the
+    message, answers a crisis without the model and refuses the rest.
     """
     try:
         tokens = _check_fits(content)
@@ -178,6 +181,8 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
     if outcome.student_message is not None:  # the turn's ids on its log lines (no text)
         context_bind(conversation_id=outcome.student_message.conversation_id, turn_id=outcome.student_message.pk)
     if not isinstance(outcome, Claimed):
+        return outcome
+    if outcome.over_budget is not None:
         return outcome
     try:
         if not gateway.is_configured(gateway.chat_profile()):
@@ -224,10 +229,6 @@ def _claim(
             return claimed
     with transaction.atomic():
         conversation = _claim_lookup(user=user, conversation_id=conversation_id, client_message_id=client_message_id)
-        if conversation.stored_message_id is None and conversation.budget_may_apply:
-            # A new message past a spend budget is refused (429) before it is stored (llm.costs). A
-            # message stored earlier goes on: its retry replays the reply, or completes the turn.
-            costs.budget_check(student_id=conversation.student_id)
         now = timezone.now()
         message = None
         if conversation.stored_message_id is not None:
@@ -267,6 +268,15 @@ def _claim(
             )
         else:
             Conversation.objects.filter(pk=conversation.pk).update(**lease(message))
+        over_budget = None
+        if conversation.budget_may_apply:
+            # Past a spend budget the message is stored all the same, and screened: the turn
+            # answers a crisis without the model and refuses the rest (429), its retry too.
+            try:
+                costs.budget_check(student_id=conversation.student_id)
+            except costs.BudgetExceeded as exc:
+                exc.details["student_message_id"] = message.pk
+                over_budget = exc
     return Claimed(
         conversation.pk,
         conversation.student_id,
@@ -277,6 +287,7 @@ def _claim(
         has_files=conversation.has_files,
         has_checkpoint=conversation.has_checkpoint,
         has_learning=conversation.has_tasks or conversation.has_skills,
+        over_budget=over_budget,
     )
 
 

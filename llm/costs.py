@@ -10,9 +10,12 @@ Budgets, in USD per UTC day and per calendar month (UTC), each 0 for none:
   override.
 Every budget that covers the student applies (a student in two classes is held to both classes'
 budgets, the strictest decides). Spend is everything metered for the student, background work
-included, but only a new chat message is ever refused: summaries, compression and grading keep
-the memory whole and always run. A turn that starts under the budget finishes, so spend can pass a
-limit by the turns in flight when it was reached.
+included, but only a chat turn's call of the model is ever refused: summaries, compression and
+grading keep the memory whole and always run. A message past the budget is still stored and
+screened, and a crisis is answered (the crisis reply and the resources, without the model) and
+alerted; any other message gets the 429, and so does its retry until the budget resets. A turn
+that starts under the budget finishes, so spend can pass a limit by the turns in flight when it
+was reached.
 """
 
 from __future__ import annotations
@@ -166,8 +169,9 @@ def budget_spend(*, student_id: int, budgets: list[Budget], now: datetime) -> di
 
 
 class BudgetExceeded(ApplicationError):
-    """429: a new chat message past a spend budget. Nothing was stored; the same message is
-    accepted once the budget resets (Retry-After)."""
+    """429: a chat message past a spend budget. The message is stored (the turn adds
+    `student_message_id` to the details) but not answered; the same message sent again is answered
+    once the budget resets (Retry-After)."""
 
     status_code = 429
     code = "budget_exceeded"
@@ -218,7 +222,7 @@ class BudgetExceeded(ApplicationError):
 def budget_check(*, student_id: int, now: datetime | None = None) -> None:
     """Raise BudgetExceeded if a budget covering the student is spent for its period (the one
     that resets last, when several are: the student waits for all of them). Two small queries,
-    the second only when a budget applies; called before a new chat message is stored."""
+    the second only when a budget applies; called when a chat turn claims its message."""
     now = now or timezone.now()
     budgets = budgets_for(student_id=student_id)
     if not budgets:

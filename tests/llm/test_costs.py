@@ -106,9 +106,10 @@ def test_a_summarys_usage_row_carries_its_cost(clients, priced):
 # --- Budgets ------------------------------------------------------------------------------------
 
 
-def test_past_the_daily_budget_a_new_message_is_refused_and_nothing_is_stored(clients, priced, settings, school):
+def test_past_the_daily_budget_a_message_is_stored_and_refused(clients, priced, settings, school):
     """429 budget_exceeded, with which budget, the spend, the limit, when it resets and
-    Retry-After; the message is not stored and the model is not called, streamed or not."""
+    Retry-After; the message is stored (not lost) but not answered, and the model is not called,
+    streamed or not."""
     settings.BUDGET_STUDENT_DAILY = Decimal("0.01")
     cid = start(clients["alice"])
     assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 201
@@ -143,8 +144,10 @@ def test_past_the_daily_budget_a_new_message_is_refused_and_nothing_is_stored(cl
     assert streamed.status_code == 429 and streamed["Retry-After"]
     assert json.loads(streamed.content)["error"]["code"] == "budget_exceeded"
 
-    assert Message.objects.count() == messages
-    assert not Message.objects.filter(client_message_id__in=["m2", "m3"]).exists()
+    stored = Message.objects.filter(client_message_id__in=["m2", "m3"])
+    assert Message.objects.count() == messages + 2 and stored.count() == 2
+    assert details["student_message_id"] == stored.get(client_message_id="m2").pk
+    assert not Message.objects.filter(reply_to__in=stored).exists()
     assert len(priced.calls("chat")) == calls
 
 
@@ -163,16 +166,21 @@ def test_a_retry_of_an_answered_message_still_replays_past_the_budget(clients, p
     assert len(priced.calls("chat")) == calls
 
 
-def test_a_message_stored_before_the_budget_ran_out_is_still_answered(clients, priced, settings, school):
-    """A message accepted under the budget whose turn failed is completed by its retry: the
-    budget decides what is accepted, not whether an accepted message gets its answer."""
-    priced.script("chat", {"status": 503, "body": {"error": {"message": "overloaded"}}})
-    cid = start(clients["alice"])
-    assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 503
+def test_a_message_refused_past_the_budget_is_answered_once_it_resets(clients, priced, settings, school):
+    """The budget decides whether the model is called, not whether a message is kept: a message
+    refused past the budget stays stored, its retry is refused the same way (no way around the
+    budget), and once the budget allows it again the same message is answered, stored once."""
     settings.BUDGET_STUDENT_DAILY = Decimal("0.01")
     spend(school["alice"], "0.02")
-    assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 201
-    assert send(clients["alice"], cid, "And 2/3 of 12?", "m2").status_code == 429
+    cid = start(clients["alice"])
+    assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 429
+    assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 429
+    assert priced.calls("chat") == []
+    settings.BUDGET_STUDENT_DAILY = Decimal("1.00")
+    answered = send(clients["alice"], cid, "What is 3/4 of 12?", "m1")
+    assert answered.status_code == 201, answered.content
+    assert Message.objects.filter(conversation_id=cid, client_message_id="m1").count() == 1
+    assert len(priced.calls("chat")) == 1
 
 
 def test_a_classroom_override_applies_to_its_students(clients, priced, settings, school):

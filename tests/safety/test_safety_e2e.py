@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import httpx2
 import pytest
 
 from conversations.models import Message
+from llm.models import LLMUsage
 from safety.models import Delivery, Flag, FlagAction, SafetyContact
 from tests.conftest import Worker, free_port, headers, new_conversation, wait_for
 from tests.conversations.test_turn import send, start
@@ -205,3 +207,58 @@ def test_an_uploaded_file_is_screened_by_the_worker(safety_env, safety_worker, s
     assert harmless.status_code == 201
     safety_worker.wait_for_log("safety.tasks.file_screen", count=2, timeout=10)
     assert Flag.objects.count() == 1
+
+
+@pytest.fixture
+def budget_spent_env(safety_env: dict[str, str]) -> dict[str, str]:
+    """The server's and the worker's environment with a daily student budget of one cent."""
+    safety_env["BUDGET_STUDENT_DAILY"] = "0.01"
+    return safety_env
+
+
+@pytest.mark.worker
+def test_a_student_past_the_budget_can_still_raise_a_crisis(budget_spent_env, safety_worker, server, llm, school):
+    """With the student's daily budget spent, through the production server and a worker: a
+    crisis message is stored, screened, answered with the crisis reply and the resources (no
+    model call) and alerted; an ordinary message is stored, then refused 429 `budget_exceeded`
+    (its retry too), and the model is never called."""
+    teacher = school["teacher_a"]
+    teacher.email = "teacher.a@school.example"
+    teacher.save(update_fields=["email"])
+    alice = school["alice"]
+    cid = new_conversation(server, alice)
+    LLMUsage.objects.create(purpose="chat", model="scripted-tutor", student=alice, cost=Decimal("0.02"))
+    calls = len(llm.calls("chat"))
+
+    resp = httpx2.post(
+        f"{server}/api/v1/conversations/{cid}/messages/",
+        json={"content": "I want to die tonight, I have pills", "client_message_id": "crisis"},
+        headers=headers(alice),
+        timeout=30,
+    )
+    assert resp.status_code == 201, resp.text
+    body = resp.json()
+    [notice] = body["safety"]
+    assert notice["severity"] == "crisis" and notice["resources"]
+    assert body["reply"]["content"].startswith(notice["message"])
+    assert notice["resources"][0]["name"] in body["reply"]["content"]
+    flag = wait_for(lambda: Flag.objects.filter(message_id=body["student_message"]["id"]).first(), timeout=10)
+    assert flag.severity == "crisis"
+    wait_for(lambda: Delivery.objects.filter(flag=flag, status="sent").exists(), timeout=10)
+    assert "teacher.a@school.example" in "".join(mails(budget_spent_env))
+
+    for _attempt in range(2):  # the retry of a refused message is refused the same way
+        refused = httpx2.post(
+            f"{server}/api/v1/conversations/{cid}/messages/",
+            json={"content": "What is 3/4 of 12?", "client_message_id": "ordinary"},
+            headers=headers(alice),
+            timeout=30,
+        )
+        assert refused.status_code == 429, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "budget_exceeded" and error["retry_safe"] is True
+        assert int(refused.headers["Retry-After"]) > 0
+        stored = Message.objects.get(conversation_id=cid, client_message_id="ordinary")
+        assert error["details"]["student_message_id"] == stored.pk
+        assert not Message.objects.filter(reply_to=stored).exists()
+    assert len(llm.calls("chat")) == calls
