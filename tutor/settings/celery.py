@@ -80,7 +80,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_MAX_LOOP_INTERVAL = env_int("BEAT_LOOP_SECONDS", 5, minimum=1)
 _BEAT_REDIS = REDIS_URL or (CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "")
 if _BEAT_REDIS:
-    CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+    # RedBeat's scheduler, kept running through a Redis outage (tutor.beat).
+    CELERY_BEAT_SCHEDULER = "tutor.beat:Scheduler"
     CELERY_REDBEAT_REDIS_URL = _BEAT_REDIS
     CELERY_REDBEAT_REDIS_OPTIONS: dict[str, object] = {}
     CELERY_REDBEAT_KEY_PREFIX = f"{CELERY_QUEUE_PREFIX}redbeat:"

@@ -1,0 +1,95 @@
+"""The scheduler through a Redis restart (docs/operations.md, "Queues, workers and the
+scheduler"): beat, standalone (`celery -A tutor beat`) or inside a worker (`-B`, as `make run`
+starts it), keeps sending the periodic tasks once Redis is back, holding its lock again.
+
+The broker and RedBeat's keys are on a Redis server of the test's own (tests.conftest.OwnRedis,
+append-only file on, as in production), restarted under the running beat. A periodic task due
+every second (a RedBeat entry the test stores) shows each tick in beat's log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.conftest import ROOT, OwnRedis, terminate, wait_for
+
+pytestmark = pytest.mark.worker
+
+TICK = "beat-outage-tick"
+SENT = f"Sending due task {TICK} "
+
+
+def every_second(url: str, prefix: str) -> None:
+    """A RedBeat entry of the test's own, due every second, sent to a queue no worker reads."""
+    from celery.schedules import schedule as every
+    from redbeat.decoder import RedBeatJSONEncoder
+
+    client = redis.Redis.from_url(url)
+    definition = {
+        "name": TICK,
+        "task": "tests.beat_outage.tick",
+        "args": [],
+        "kwargs": {},
+        "options": {"queue": f"{prefix}ticks"},
+        "schedule": every(timedelta(seconds=1)),
+        "enabled": True,
+    }
+    key = f"{prefix}redbeat:{TICK}"
+    client.hset(key, "definition", json.dumps(definition, cls=RedBeatJSONEncoder))
+    last = datetime.now(UTC) - timedelta(minutes=1)
+    client.hset(key, "meta", json.dumps({"last_run_at": last}, cls=RedBeatJSONEncoder))
+    client.zadd(f"{prefix}redbeat::schedule", {key: 0})
+
+
+@pytest.mark.parametrize("command", [["beat"], ["worker", "-B", "--concurrency=1"]], ids=["standalone", "in-worker"])
+def test_beat_keeps_sending_periodic_tasks_after_redis_restarts(
+    worker_env: dict[str, str], own_redis: OwnRedis, tmp_path: Path, command: list[str]
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}-"
+    env = {
+        **{k: v for k, v in worker_env.items() if k != "CELERY_QUEUE"},
+        "REDIS_URL": own_redis.url,
+        "CELERY_BROKER_URL": own_redis.url,
+        "CELERY_QUEUE_PREFIX": prefix,
+        "BEAT_LOOP_SECONDS": "1",
+        "BEAT_LOCK_SECONDS": "5",
+        "PYTHONUNBUFFERED": "1",
+    }
+    every_second(own_redis.url, prefix)
+    log = tmp_path / "beat.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "tutor", *command, "-l", "INFO"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    text = lambda: log.read_text(errors="replace")  # noqa: E731
+    try:
+        wait_for(lambda: proc.poll() is not None or text().count(SENT) >= 2, timeout=90)
+        assert proc.poll() is None, text()[-4000:]
+
+        # Redis stops, and starts again once beat has met the outage (a connection refused).
+        stopped = len(text())
+        terminate(own_redis.proc, grace=10)
+        met = ("beat: Redis is unreachable", "beat raised exception")
+        wait_for(lambda: proc.poll() is not None or any(m in text()[stopped:] for m in met), timeout=60)
+        own_redis.start()
+        restarted = len(text())
+        # Ticks sent after Redis came back, by the same process.
+        wait_for(lambda: proc.poll() is not None or text()[restarted:].count(SENT) >= 3, timeout=90)
+        assert proc.poll() is None, text()[-4000:]
+        after = text()[restarted:]
+        assert "CRITICAL" not in after and "beat raised exception" not in after, after[-4000:]
+        # Each tick went to the broker: its messages wait on their queue.
+        assert redis.Redis.from_url(own_redis.url).llen(f"{prefix}ticks") >= 3
+    finally:
+        terminate(proc)

@@ -1,0 +1,82 @@
+"""The scheduler on Redis: RedBeat's, kept running through a Redis outage.
+
+RedBeat's scheduler lets a Redis connection error out of its tick (extending its lock, reading
+the schedule, saving an entry's last run), and Celery's beat then exits (`beat raised exception
+... ConnectionError`): a standalone `celery -A tutor beat` stops, and the beat inside a worker
+(`-B`) is left a dead child while the worker runs on. Every periodic task stops with it, the
+sweeps and the crisis escalations included. RedBeat's own `retry_period` option does not help:
+it retries the client's calls but not its lock's, which are the first to fail.
+
+Here a tick that meets Redis unreachable logs it once and tries again at the next loop
+(BEAT_LOOP_SECONDS); once Redis answers, the tick goes on where it was (the schedule and each
+entry's last run are in Redis, kept by its append-only file). If the lock expired meanwhile, or
+Redis lost it, the beat takes it again, or waits for it like a beat starting while another holds
+it: two beats never both send.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+from typing import Any
+
+import redis
+from redbeat.schedulers import RedBeatScheduler, acquire_distributed_beat_lock
+
+logger = logging.getLogger(__name__)
+
+UNREACHABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+class Scheduler(RedBeatScheduler):
+    """RedBeat's scheduler whose tick survives Redis going away and coming back."""
+
+    _unreachable_since: str | None = None
+
+    def tick(self, min: Any = min, **kwargs: Any) -> float:
+        try:
+            self._hold_lock()
+            remaining: list[float] = []
+            try:
+                for entry in self.schedule.values():
+                    next_time_to_run = self.maybe_due(entry, **self._maybe_due_kwargs)
+                    if next_time_to_run:
+                        remaining.append(next_time_to_run)
+            except RuntimeError:  # as RedBeat's tick: the schedule changed while read
+                logger.debug("beat: RuntimeError", exc_info=True)
+        except UNREACHABLE as exc:
+            if self._unreachable_since is None:
+                self._unreachable_since = str(exc)
+                logger.warning(
+                    "beat: Redis is unreachable (%s); the periodic tasks wait, trying again every %s s",
+                    exc,
+                    self.max_interval,
+                )
+            return float(self.max_interval)
+        if self._unreachable_since is not None:
+            self._unreachable_since = None
+            logger.info("beat: Redis is reachable again; the periodic tasks go on")
+        return float(min([*remaining, self.max_interval]))
+
+    def _hold_lock(self) -> None:
+        """Extend the lock this beat holds; take it again if it was lost (expired during an
+        outage, or lost by Redis), waiting while another beat holds it."""
+        if not self.lock_key:
+            return
+        if self.lock is None:  # Redis was down when this beat started: never acquired
+            acquire_distributed_beat_lock(sender=SimpleNamespace(scheduler=self))
+            return
+        logger.debug("beat: Extending lock...")
+        try:
+            self.lock.extend(int(self.lock_timeout))
+        except redis.exceptions.LockNotOwnedError:
+            logger.warning("beat: the lock was lost while Redis was away; Acquiring lock...")
+            self.lock.acquire()
+            logger.info("beat: Acquired lock")
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except UNREACHABLE as exc:  # stopping during an outage: the lock expires on its own
+            logger.warning("beat: could not release the lock (%s); it expires on its own", exc)
+            self.lock = None
