@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
+from django.db import IntegrityError, OperationalError
 from django.utils import timezone
 
 from core import background
@@ -51,11 +52,22 @@ def memory_embed(self, memory_id: int) -> int:  # type: ignore[no-untyped-def]
         return 0
 
 
-@shared_task(acks_late=True)
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, IntegrityError),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=8,
+)
 def student_reindex(student_id: int) -> int:
     """Re-index a student's memories in their current language (after a language change).
 
-    Idempotent, so a redelivery after a killed worker just does it again."""
+    Idempotent, so a redelivery after a killed worker just does it again, and so does a retry:
+    the writers of one student's index queue on their statistics row (memory.search.postings),
+    and what may still fail against a concurrent writer or a database restarting (a deadlock, a
+    lost connection) is retried by Celery, with its own exponential backoff and jitter (1 s
+    doubling, at most 60 s), each batch already committed being done again harmlessly."""
     count = student_memories_reindex(student_id=student_id)
     logger.info("re-indexed %d memories of student %s", count, student_id)
     return count

@@ -168,21 +168,34 @@ def _unindex(cursor: Any, ids: list[int]) -> None:
 def statistics_rebuild(student_id: int) -> None:
     """Count a student's statistics again from their postings and documents. The index itself
     is exact, but a memory deleted outside the services (its rows cascade) leaves the statistics
-    high."""
+    high.
+
+    The student's statistics row is locked first, created if missing, as every writer does
+    (`_index`, `_unindex`): a writer of the same student waits for the count, and the count for
+    the writer, never both for each other. The row is updated in place, never deleted and
+    inserted again while it holds documents: a writer waiting on it then reads the new counts,
+    where a row deleted under it would make `_unindex` believe the memories were not indexed.
+    """
     with transaction.atomic(), connection.cursor() as cursor:
-        StudentStatistic.objects.select_for_update().filter(student_id=student_id).first()
+        cursor.execute(
+            "INSERT INTO memory_student_stats AS s (student_id, n_docs, total_len) VALUES (%s, 0, 0) "
+            "ON CONFLICT (student_id) DO UPDATE SET n_docs = s.n_docs",
+            [student_id],
+        )
         TermStatistic.objects.filter(student_id=student_id).delete()
         cursor.execute(
             "INSERT INTO memory_term_stats (student_id, term, df) SELECT student_id, term, count(*) "
-            "FROM memory_posting WHERE student_id = %s GROUP BY student_id, term",
+            "FROM memory_posting WHERE student_id = %s GROUP BY student_id, term ORDER BY term",
             [student_id],
         )
-        StudentStatistic.objects.filter(student_id=student_id).delete()
         cursor.execute(
-            "INSERT INTO memory_student_stats (student_id, n_docs, total_len) SELECT student_id, count(*), "
-            "sum(doc_len) FROM memory_doc WHERE student_id = %s GROUP BY student_id",
-            [student_id],
+            "UPDATE memory_student_stats SET (n_docs, total_len) = "
+            "(SELECT count(*), coalesce(sum(doc_len), 0) FROM memory_doc WHERE student_id = %s) "
+            "WHERE student_id = %s RETURNING n_docs",
+            [student_id, student_id],
         )
+        if cursor.fetchone()[0] == 0:
+            StudentStatistic.objects.filter(student_id=student_id).delete()
 
 
 def indexed_ids(student_id: int) -> set[int]:
