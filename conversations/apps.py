@@ -14,5 +14,5 @@ class ConversationsConfig(AppConfig):
         from core import background
 
         background.periodic("end-idle-conversations", "conversations.tasks.conversations_end_idle", 60)
-        background.periodic("sweep-pending-summaries", "memory.tasks.summaries_sweep", 60)
+        background.periodic("sweep-pending-summaries", "conversations.tasks.summaries_sweep", 60)
         background.periodic("sweep-pending-files", "conversations.tasks.files_sweep", 60)

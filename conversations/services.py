@@ -66,7 +66,7 @@ def conversation_close(*, conversation_id: int) -> Conversation:
         )
         conversation.save(update_fields=["status", "ended_at", "summary_requested_at", "summary_status"])
         if has_student_message:
-            background.enqueue("memory.tasks.conversation_summarize", conversation_id)
+            background.enqueue("conversations.tasks.conversation_summarize", conversation_id)
     return conversation
 
 

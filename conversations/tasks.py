@@ -86,11 +86,8 @@ def files_sweep() -> int:
     return len(due)
 
 
-# The summary tasks keep the names they had in memory.tasks: messages queued before they moved
-# here, and the beat schedule (conversations.apps), still reach them.
 @shared_task(
     base=background.Retrying,
-    name="memory.tasks.conversation_summarize",
     bind=True,
     acks_late=True,
     autoretry_for=(LLMError, DatabaseError, InterfaceError),
@@ -158,7 +155,7 @@ def conversation_summarize(self, conversation_id: int) -> str:  # type: ignore[n
         return "pending"
 
 
-@shared_task(name="memory.tasks.summaries_sweep", acks_late=True)
+@shared_task(acks_late=True)
 def summaries_sweep() -> int:
     """Re-enqueue the pending summaries nothing is working on (see
     `summaries.pending_summaries_due`): a lost or unsent message, a worker that died. Runs every
@@ -171,3 +168,20 @@ def summaries_sweep() -> int:
     if due:
         logger.info("summary sweep: re-enqueued %d conversations", len(due))
     return len(due)
+
+
+# --- The names these tasks had in memory.tasks -----------------------------------------------------
+# A message queued under an old name before an upgrade (a summary enqueued, a sweep sent by beat)
+# still runs: each one is handed to the task under its new name. Remove them one release after.
+
+
+@shared_task(name="memory.tasks.conversation_summarize", acks_late=True)
+def conversation_summarize_under_old_name(conversation_id: int) -> None:
+    """Send `conversation_summarize` again under its name. Safe twice, as that task is."""
+    conversation_summarize.delay(conversation_id)
+
+
+@shared_task(name="memory.tasks.summaries_sweep", acks_late=True)
+def summaries_sweep_under_old_name() -> int:
+    """Run `summaries_sweep`. Safe twice, as it is."""
+    return int(summaries_sweep())

@@ -130,7 +130,7 @@ def _recover_summaries(**kwargs: object) -> None:
     # (a broker that is down again is logged: beat's next sweep does the same).
     from core.background import send
 
-    send("memory.tasks.summaries_sweep")
+    send("conversations.tasks.summaries_sweep")
 
 
 # --- Logs: Django's LOGGING, and the log context that follows the work (core.request_id) ---------

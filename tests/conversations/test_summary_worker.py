@@ -32,8 +32,8 @@ from tests.llm_server import DEFAULT_SUMMARY, ScriptedLLM
 
 pytestmark = pytest.mark.worker
 
-SUMMARIZE = "memory.tasks.conversation_summarize"
-SWEEP = "memory.tasks.summaries_sweep"
+SUMMARIZE = "conversations.tasks.conversation_summarize"
+SWEEP = "conversations.tasks.summaries_sweep"
 END_IDLE = "conversations.tasks.conversations_end_idle"
 
 TITLE = "Adding fractions with unlike denominators"
@@ -179,6 +179,29 @@ def test_end_via_api_answers_at_once_and_worker_stores_the_summary(
     [usage] = summary_usage(cid)
     assert usage.ok and usage.student_id == school["alice"].pk
     assert f"Task {SUMMARIZE}[" in worker.log_text()
+
+
+def test_messages_queued_under_the_old_task_names_still_summarise(
+    worker: Worker, llm: ScriptedLLM, school: dict[str, Any]
+) -> None:
+    """The summary task and its sweep moved to conversations.tasks; a message queued under their
+    names in memory.tasks before an upgrade still runs: the summary is stored once, and the old
+    sweep sends a pending summary again."""
+    from tutor.celery import app
+
+    llm.script("summary", SUMMARY_ANSWER, SUMMARY_ANSWER)
+    first = ended_pending(school["alice"])
+    app.send_task("memory.tasks.conversation_summarize", args=(first.pk,))
+    wait_summary(first.pk)
+    assert_one_summary(first.pk, school["alice"])
+
+    second = ended_pending(school["bob"])
+    Conversation.objects.filter(pk=second.pk).update(summary_requested_at=timezone.now() - timedelta(hours=1))
+    app.send_task("memory.tasks.summaries_sweep")
+    wait_summary(second.pk)
+    assert_one_summary(second.pk, school["bob"])
+    text = worker.log_text()
+    assert "Task memory.tasks.conversation_summarize[" in text and f"Task {SUMMARIZE}[" in text
 
 
 # --- redelivery and races -----------------------------------------------------------------------

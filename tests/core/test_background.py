@@ -158,7 +158,7 @@ def test_last_try(settings):
 
 EXPECTED_SCHEDULE = {
     "end-idle-conversations": {"task": "conversations.tasks.conversations_end_idle", "schedule": 60.0},
-    "sweep-pending-summaries": {"task": "memory.tasks.summaries_sweep", "schedule": 60.0},
+    "sweep-pending-summaries": {"task": "conversations.tasks.summaries_sweep", "schedule": 60.0},
     "sweep-pending-files": {"task": "conversations.tasks.files_sweep", "schedule": 60.0},
     "sweep-pending-grading": {"task": "learning.tasks.grading_sweep", "schedule": 300.0},
     "sweep-missing-embeddings": {"task": "memory.tasks.embeddings_sweep", "schedule": 600.0},

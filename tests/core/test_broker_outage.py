@@ -30,7 +30,7 @@ def summarize(url: str, queue: str, conversation_id: int) -> None:
 
     with app.connection_for_write(url) as connection:
         app.send_task(
-            "memory.tasks.conversation_summarize", args=(conversation_id,), queue=queue, connection=connection
+            "conversations.tasks.conversation_summarize", args=(conversation_id,), queue=queue, connection=connection
         )
 
 

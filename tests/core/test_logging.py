@@ -33,7 +33,7 @@ from tests.conftest import Worker, wait_for
 from tests.conversations.test_asgi_server import serving
 from tests.llm_server import ScriptedLLM
 
-SUMMARIZE = "memory.tasks.conversation_summarize"
+SUMMARIZE = "conversations.tasks.conversation_summarize"
 EXTRACT = "memory.tasks.memory_facts_extract"
 # A sentence the summary keeps word for word and the extraction turns into a fact
 # (tests.llm_server: default_summary, default_extraction): it reaches every stage's data.
@@ -175,7 +175,7 @@ def test_the_signals_carry_the_context_into_a_task_and_end_it_after() -> None:
         log_context = headers[HEADER]
 
     class Task:
-        name = "memory.tasks.conversation_summarize"
+        name = "conversations.tasks.conversation_summarize"
         request = Request()
 
     signals._begin_task_log_context(task_id="t-1", task=Task())
@@ -184,7 +184,7 @@ def test_the_signals_carry_the_context_into_a_task_and_end_it_after() -> None:
         "user_id": 7,
         "conversation_id": 3,
         "turn_id": 11,
-        "task_name": "memory.tasks.conversation_summarize",
+        "task_name": "conversations.tasks.conversation_summarize",
         "task_id": "t-1",
     }
     signals._end_task_log_context()

@@ -111,7 +111,7 @@ def test_a_queue_no_worker_reads_is_a_warning_a_metric_and_a_log_line(
     web process logs it once however often it is polled."""
     settings.METRICS_TOKEN = ""
     consumers.heartbeat([prefixed + q for q in ("default", "memory", "files")], "w1@host:1")
-    app.send_task("memory.tasks.conversation_summarize", args=(1,))
+    app.send_task("conversations.tasks.conversation_summarize", args=(1,))
     assert worker_queues() == [prefixed + q for q in QUEUES]
 
     balancer = Client(HTTP_HOST="10.1.2.3:8000")

@@ -34,6 +34,8 @@ ON_REDIS = django_settings.CELERY_BROKER_URL.startswith("redis")
 needs_redis = pytest.mark.skipif(not ON_REDIS, reason="the queues' and the scheduler's tests need REDIS_URL")
 
 EXPECTED = {
+    "conversations.tasks.conversation_summarize": "summaries",
+    "conversations.tasks.summaries_sweep": "summaries",
     "memory.tasks.conversation_summarize": "summaries",
     "memory.tasks.summaries_sweep": "summaries",
     "conversations.tasks.conversations_end_idle": "summaries",
@@ -85,7 +87,7 @@ def test_each_task_goes_to_its_queue_and_every_task_to_one_of_the_four(prefixed:
 def test_a_default_queue_named_by_celery_queue_takes_every_task(prefixed: str) -> None:
     """CELERY_QUEUE=<name> (the test workers, a host that wants one queue): every task goes there."""
     app.conf.task_default_queue = "one-queue"
-    assert route("memory.tasks.conversation_summarize", (), {}, {}) == {"queue": "one-queue"}
+    assert route("conversations.tasks.conversation_summarize", (), {}, {}) == {"queue": "one-queue"}
     assert queue_of("conversations.tasks.file_extract") == "one-queue"
     assert queues() == ["one-queue"]
 
@@ -106,7 +108,8 @@ def test_beat_sends_each_periodic_task_to_its_queue(prefixed: str) -> None:
     finally:
         client.delete(*(prefixed + q for q in ("default", "summaries", "memory", "files")))
     assert sorted(t for tasks in found.values() for t in tasks) == sorted(e["task"] for e in schedule.values())
-    assert sorted(found["summaries"]) == ["conversations.tasks.conversations_end_idle", "memory.tasks.summaries_sweep"]
+    summaries = ["conversations.tasks.conversations_end_idle", "conversations.tasks.summaries_sweep"]
+    assert sorted(found["summaries"]) == summaries
     assert sorted(found["memory"]) == ["memory.tasks.embeddings_sweep", "memory.tasks.memories_consolidate_due"]
     assert found["files"] == ["conversations.tasks.files_sweep"]
     assert all(not t.startswith("memory.") for t in found["default"])
@@ -170,8 +173,8 @@ def test_summary_is_stored_while_a_backlog_of_memory_work_waits(
     # The backlog is still there: at most a few of the eight extractions were asked for.
     assert waiting >= 4 and asked <= 4, (waiting, asked)
     assert "Task memory.tasks.memory_facts_extract[" not in summaries_worker.log_text()
-    assert "Task memory.tasks.conversation_summarize[" not in memory_worker.log_text()
-    assert "Task memory.tasks.conversation_summarize[" in summaries_worker.log_text()
+    assert "Task conversations.tasks.conversation_summarize[" not in memory_worker.log_text()
+    assert "Task conversations.tasks.conversation_summarize[" in summaries_worker.log_text()
 
 
 # --- One scheduler -------------------------------------------------------------------------------

@@ -222,7 +222,7 @@ def test_gateway_stream_assembles_the_real_servers_tool_call(
 
 # --- 3. Ended conversations get a memory -------------------------------------------------------
 
-SUMMARY_TASK = "memory.tasks.conversation_summarize"
+SUMMARY_TASK = "conversations.tasks.conversation_summarize"
 TURNS_PER_CONVERSATION = [3, 5, 2, 4]
 FINISHED = re.compile(r"\] (?:succeeded in |retry: |raised unexpected)")
 

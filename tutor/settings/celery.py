@@ -49,6 +49,9 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD
 CELERY_QUEUE_PREFIX = env_str("CELERY_QUEUE_PREFIX", "")
 QUEUE_NAMES = ("default", "summaries", "memory", "files")
 TASK_QUEUES = {
+    "conversations.tasks.conversation_summarize": "summaries",
+    "conversations.tasks.summaries_sweep": "summaries",
+    # Their names before they moved to conversations.tasks, for messages queued during an upgrade.
     "memory.tasks.conversation_summarize": "summaries",
     "memory.tasks.summaries_sweep": "summaries",
     "conversations.tasks.conversations_end_idle": "summaries",
