@@ -119,6 +119,7 @@ def test_the_reindex_task_retries_a_deadlock_or_a_duplicate_with_celerys_backoff
         return real(**kwargs)
 
     monkeypatch.setattr(tasks, "student_memories_reindex", flaky)
-    assert tasks.student_reindex.retry_backoff is True and tasks.student_reindex.retry_jitter is True
+    task: Any = tasks.student_reindex
+    assert task.retry_backoff is True and task.retry_jitter is True
     assert tasks.student_reindex.apply(args=(alice.pk,)).get() == 1
     assert failures == []
