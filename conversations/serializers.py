@@ -12,11 +12,14 @@ from conversations.models import Conversation, ConversationFile, Message, ReplyM
 from conversations.screening import SafetyNoticeData
 from core.schema import ErrorEnvelope
 from learning.serializers import QuizOutput
+from llm.serializers import ModelIdField
 from llm.tools import event_types
 from memory.serializers import MemoryOutput
 
 
 class MessageOutput(serializers.ModelSerializer[Message]):
+    model = ModelIdField()
+
     class Meta:
         model = Message
         fields = [

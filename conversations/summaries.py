@@ -16,13 +16,13 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
-from django.utils import timezone
+from django.utils import formats, timezone, translation
 
 from conversations.models import Conversation, Message
 from core import metrics
-from llm import gateway
+from llm import gateway, structured
 from llm.models import LLMUsage
-from llm.tokens import MESSAGE_OVERHEAD_TOKENS
+from llm.tokens import MESSAGE_OVERHEAD_TOKENS, message_tokens
 from llm.untrusted import transcript_block
 from memory import validation
 from memory.prompts import (
@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 # The summary prompt, the repair turn and the answer's room, set aside from the model's input.
 SUMMARY_PROMPT_TOKENS = 600
+# The most a summary's answer may take: its JSON (10 words, 200 at most) with room to spare.
+SUMMARY_ANSWER_TOKENS = 512
 
 
 class TurnInProgress(Exception):
@@ -86,7 +88,7 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
     settled by a fallback is left alone, and `memory_summary_store` stores at most one summary
     per conversation.
 
-    The model is asked for JSON with `response_format` (gateway.complete_structured). A
+    The model is asked for JSON with `response_format` (structured.complete_structured). A
     transcript longer than the summary model's window is summarised in parts first (map), then
     from the parts' notes (reduce). An answer that misses the summary's shape by what a cut
     repairs (`summary_repaired`: a long title, a long content) is cut; any other invalid answer
@@ -124,23 +126,7 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         "conversation_id": conversation_id,
     }
     try:
-        transcript = _transcript_within_window(conversation, call)
-        messages = summary_messages(transcript=transcript, language=conversation.student.language)
-        answer = gateway.complete_structured(
-            messages=messages, schema=SUMMARY_SCHEMA, name="memory_summary", purpose=LLMUsage.Purpose.SUMMARY, **call
-        ).content
-        try:
-            title, content = summary_parsed(answer, conversation_id=conversation_id)
-        except ValueError as first_error:
-            # Asked again once (a metered call like the first), told what was wrong.
-            retry = gateway.complete_structured(
-                messages=repair_messages(previous=messages, answer=answer, error=str(first_error)),
-                schema=SUMMARY_SCHEMA,
-                name="memory_summary",
-                purpose=LLMUsage.Purpose.SUMMARY,
-                **call,
-            )
-            title, content = summary_parsed(retry.content, conversation_id=conversation_id)
+        title, content = _summary_asked(conversation, call)
     except (ValueError, gateway.LLMRefused) as exc:
         reason = f"invalid summary: {exc}" if isinstance(exc, ValueError) else str(exc)
         logger.error("summary: conversation %s: no summary (%s); fallback stored", conversation_id, reason)
@@ -158,37 +144,60 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
     return Outcome.STORED if created else Outcome.ALREADY_DONE
 
 
-# Words a title cut short should not end on (English and French).
-_DANGLING = frozenset(
-    """a an and as at but by for from in into of on or so than that the then to with without
-    à au aux avec dans de des du en et la le les ou par pour sans sur un une""".split()  # noqa: SIM905
-)
+def _summary_asked(conversation: Conversation, call: dict[str, Any]) -> tuple[str, str]:
+    """(title, content) as the model writes them: asked once, repaired or asked again once with
+    the error. A prompt the server refuses as longer than its window (its window learned, or a
+    fifth less than was sent) is fitted again and sent once more. Raises ValueError (invalid
+    even after the re-ask) or gateway.LLMError."""
+    profile = call["profile"]
+    for attempt in (1, 2):
+        transcript = _transcript_within_window(conversation, call)
+        messages = summary_messages(transcript=transcript, language=conversation.student.language)
+        # The answer's room: a summary's JSON, well within it; a small model that writes on is
+        # cut there, and its whole sentences kept (`summary_repaired`).
+        room = min(SUMMARY_ANSWER_TOKENS, gateway.reply_reserve(gateway.context_window(profile).tokens))
+        ask = {**call, "schema": SUMMARY_SCHEMA, "name": "memory_summary", "purpose": LLMUsage.Purpose.SUMMARY}
+        try:
+            answer = structured.complete_structured(messages=messages, max_tokens=room, **ask)
+        except gateway.LLMContextExceeded as exc:
+            if attempt == 2:
+                raise
+            sent = sum(message_tokens(m) for m in messages)
+            if exc.window is None:
+                gateway.learn_window(profile, min(gateway.context_window(profile).tokens, sent) * 4 // 5)
+            elif exc.requested and exc.requested > sent:
+                # Its tokenizer counts more than ours: the window in our tokens is smaller.
+                gateway.learn_window(profile, exc.window, scale=sent / exc.requested * 0.95)
+            continue
+        try:
+            return summary_parsed(answer.content, conversation_id=conversation.pk, cut=answer.finish_reason == "length")
+        except ValueError as first_error:
+            # Asked again once (a metered call like the first), told what was wrong.
+            repair = repair_messages(previous=messages, answer=answer.content, error=str(first_error))
+            retry = structured.complete_structured(messages=repair, max_tokens=room, **ask)
+            return summary_parsed(retry.content, conversation_id=conversation.pk, cut=retry.finish_reason == "length")
+    raise AssertionError("unreachable")
+
+
 # Where a sentence ends, as memory.validation counts sentences.
 _SENTENCE_END = re.compile(r"[.!?\u2026]+(?=\s|$)")
-_TRAILING = ",;:-\u2013\u2014"
 
 
-def summary_repaired(title: object, content: object) -> tuple[object, object]:
+def summary_repaired(title: object, content: object, *, cut: bool = False) -> tuple[object, object]:
     """A model's near miss, cut to the summary's invariants where a cut keeps what it wrote:
-    a title over TITLE_MAX_WORDS words or TITLE_MAX_CHARS characters is cut at a word (not
-    after "and", "with"...; at least TITLE_MIN_WORDS kept); a content over SUMMARY_MAX_SENTENCES
-    sentences, CONTENT_MAX_WORDS words or CONTENT_MAX_CHARS characters is cut after its last
-    whole sentence within all three, if at least SUMMARY_MIN_SENTENCES remain. What a cut
-    cannot repair (too short, not text) is returned as it came, for validation to refuse."""
+    a title over TITLE_MAX_WORDS words or TITLE_MAX_CHARS characters is cut at a word
+    (`validation.title_cut`); a content over SUMMARY_MAX_SENTENCES sentences,
+    CONTENT_MAX_WORDS words or CONTENT_MAX_CHARS characters is cut after its last whole
+    sentence within all three, if at least SUMMARY_MIN_SENTENCES remain. `cut`: the answer was
+    cut off (finish_reason "length"), so its last sentence, unfinished, is dropped too. What a
+    cut cannot repair (too short, not text) is returned as it came, for validation to refuse."""
     if isinstance(title, str):
-        words = title.split()
-        if len(words) > validation.TITLE_MAX_WORDS:
-            words = words[: validation.TITLE_MAX_WORDS]
-            while len(words) > validation.TITLE_MIN_WORDS and words[-1].lower().strip(_TRAILING) in _DANGLING:
-                words.pop()
-        while len(" ".join(words)) > validation.TITLE_MAX_CHARS and len(words) > validation.TITLE_MIN_WORDS:
-            words.pop()
-        if words != title.split():
-            title = " ".join(words).rstrip(_TRAILING)
+        title = validation.title_cut(title)
     if isinstance(content, str):
         text = content.strip()
         if (
-            validation.sentence_count(text) > validation.SUMMARY_MAX_SENTENCES
+            cut
+            or validation.sentence_count(text) > validation.SUMMARY_MAX_SENTENCES
             or validation.word_count(text) > validation.CONTENT_MAX_WORDS
             or len(text) > validation.CONTENT_MAX_CHARS
         ):
@@ -204,23 +213,25 @@ def summary_repaired(title: object, content: object) -> tuple[object, object]:
     return title, content
 
 
-def summary_parsed(answer: str, *, conversation_id: int) -> tuple[str, str]:
+def summary_parsed(answer: str, *, conversation_id: int, cut: bool = False) -> tuple[str, str]:
     """(title, content) from the model's answer, repaired where a cut repairs it
     (`summary_repaired`, logged); else ValueError saying what is wrong with the answer as it
-    came, in words the re-ask shows the model."""
+    came and what a cut left wrong (the title's length and the content's, say), in words the
+    re-ask shows the model. `cut`: the answer was cut off (finish_reason "length"): its JSON is
+    closed where it stops and its unfinished sentence dropped."""
     try:
         return parse_summary(answer)
     except ValueError as exc:
         error = exc
     try:
-        data = json_object(answer)
+        data = json_object(answer, cut=cut)
     except ValueError:
         raise error from None
-    title, content = summary_repaired(data.get("title"), data.get("content"))
+    title, content = summary_repaired(data.get("title"), data.get("content"), cut=cut)
     try:
         parsed = parse_summary(json.dumps({"title": title, "content": content}))
-    except ValueError:
-        raise error from None
+    except ValueError as left:
+        raise (error if str(left) == str(error) else ValueError(f"{error} {left}")) from None
     logger.info("summary: conversation %s: the model's answer repaired (%s)", conversation_id, error)
     return parsed
 
@@ -232,10 +243,15 @@ def summary_fallback_store(*, conversation: Conversation, error: str, settled: b
     questions = list(
         conversation.messages.filter(role=Message.Role.STUDENT).order_by("seq").values_list("content", flat=True)[:3]
     )
-    date = (conversation.ended_at or timezone.now()).strftime("%-d %B %Y")
-    title, content = fallback_summary(
-        subject=conversation.subject, date=date, questions=questions, messages=conversation.message_count
-    )
+    # In the student's language, the summary's reader.
+    with translation.override(conversation.student.language):
+        ended = timezone.localtime(conversation.ended_at or timezone.now())
+        title, content = fallback_summary(
+            subject=conversation.subject,
+            date=formats.date_format(ended, "j F Y"),
+            questions=questions,
+            messages=conversation.message_count,
+        )
     with transaction.atomic():
         memory_summary_store(
             student_id=conversation.student_id,
@@ -250,7 +266,7 @@ def summary_fallback_store(*, conversation: Conversation, error: str, settled: b
 
 def summary_fallback_pending(*, conversation_id: int, error: str) -> None:
     """After the last transient retry: a fallback memory now, the summary still pending."""
-    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    conversation = Conversation.objects.select_related("student").filter(pk=conversation_id).first()
     if conversation is not None and conversation.summary_status == Conversation.SummaryStatus.PENDING:
         summary_fallback_store(conversation=conversation, error=error, settled=False)
 
@@ -279,7 +295,7 @@ def summary_settle_failed(*, conversation_id: int, error: str) -> Outcome:
     alone (ALREADY_DONE). A transient error while settling propagates: the summary stays pending
     and the sweep tries again later.
     """
-    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    conversation = Conversation.objects.select_related("student").filter(pk=conversation_id).first()
     if conversation is None or conversation.summary_status != Conversation.SummaryStatus.PENDING:
         return Outcome.ALREADY_DONE
     try:

@@ -12,7 +12,7 @@ import logging
 from learning.models import Answer
 from learning.prompts import GRADING_SCHEMA, grading_messages, parse_grading
 from learning.services import answer_grade_store
-from llm import gateway
+from llm import gateway, structured
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def attempt_grade_pending(*, attempt_id: int) -> int:
             language=quiz.student.language,
         )
         try:
-            reply = gateway.complete_structured(
+            reply = structured.complete_structured(
                 messages=messages,
                 schema=GRADING_SCHEMA,
                 name="answer_grade",

@@ -1,8 +1,11 @@
-"""The one place that talks to a model, through the `openai` SDK.
+"""The one place that talks to a model, through the `openai` SDK: the profiles, the client, the
+errors, the metering, and chat completions (`complete`, `stream`). Beside it, by concern and on
+the same client and metering: `llm.structured` (a completion held to a JSON schema),
+`llm.embeddings` and `llm.moderation`.
 
 Any OpenAI-compatible endpoint works (OpenAI, Ollama, vLLM, llama.cpp server). Two profiles:
 `chat` for replies and `background` for summaries and compression, which may use a cheaper model
-on another endpoint. Embeddings (`embed`) go to the endpoint the embedder names (memory.search.embeddings,
+on another endpoint. Embeddings go to the endpoint the embedder names (memory.search.embeddings,
 EMBEDDINGS_*).
 
 Who retries: never the SDK (`max_retries=0`). A chat turn is retried by the client with the same
@@ -20,7 +23,7 @@ import logging
 import re
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,7 +31,6 @@ from typing import Any
 import httpx2
 import openai
 from django.conf import settings
-from django.core.cache import cache
 from django.utils.translation import gettext, gettext_noop
 
 from core import metrics
@@ -94,6 +96,8 @@ class LLMResult:
     completion_tokens: int = 0
     model: str = ""
     latency_ms: int = 0
+    # "stop", "length" (cut at `max_tokens` or at the server's window), "tool_calls"; "" if unsaid.
+    finish_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,12 @@ class Profile:
     timeout: float
     # 0: ask the server (llm.windows).
     context_window: int = 0
+
+    @property
+    def model_id(self) -> str:
+        """The model as recorded and shown: its id, never the path a server may name it by
+        (windows.model_id); `model` is what is sent to the server."""
+        return windows.model_id(self.model)
 
 
 # The model asked of OpenAI itself when none is configured.
@@ -223,7 +233,9 @@ def _require_model(profile: Profile) -> None:
     raise LLMNotConfigured(f"{message}; set LLM_MODEL (LLM_SUMMARY_MODEL for background work)")
 
 
-def _client(profile: Profile) -> openai.OpenAI:
+def client_for(profile: Profile) -> openai.OpenAI:
+    """The profile's synchronous client, one per profile and process. Raises LLMNotConfigured, or
+    LLMUnavailable when the model cannot be told yet (`_require_model`)."""
     _require_model(profile)
     client = _clients.get(profile)
     if client is None:
@@ -250,7 +262,7 @@ def complete(
     what the call produced (the chat turn saves it with the reply: one commit fewer per turn).
     A failed call's row is always saved at once.
     """
-    client = _client(profile)
+    client = client_for(profile)
     # The messages and tools are plain JSON already. Passed as `messages=`, the SDK walks every
     # message through its type transform, about 0.1 ms each: 0.1 s for a 1,000-message history
     # and about half a second near the compression threshold (bench/README.md). Sent through
@@ -265,20 +277,20 @@ def complete(
     # its window is full.
     body["max_tokens"] = max_tokens or reply_reserve(context_window(profile).tokens)
     started = time.monotonic()
-    usage = LLMUsage(
-        purpose=purpose, model=profile.model[:MODEL_NAME_CHARS], student_id=student_id, conversation_id=conversation_id
-    )
+    usage = LLMUsage(purpose=purpose, model=profile.model_id[:MODEL_NAME_CHARS], student_id=student_id)
+    usage.conversation_id = conversation_id
     try:
-        with _errors_mapped(profile):
+        with errors_mapped(profile):
             response = client.chat.completions.create(**kwargs)
         result = _parse(response, profile.model)
     except LLMError as exc:
-        _usage_failed(usage, exc, started)
+        usage_failed(usage, exc, started)
         usage.save()
         raise
     latency = int((time.monotonic() - started) * 1000)
-    _usage_counted(usage, result.prompt_tokens, result.completion_tokens)
+    usage_counted(usage, result.prompt_tokens, result.completion_tokens)
     usage.latency_ms = latency
+    window_cut_learned(profile, result, asked=body["max_tokens"], sent=messages)
     if usage_sink is not None:
         usage_sink.append(usage)
     else:
@@ -287,7 +299,7 @@ def complete(
 
 
 @contextmanager
-def _errors_mapped(profile: Profile) -> Iterator[None]:
+def errors_mapped(profile: Profile) -> Iterator[None]:
     """The SDK's (and the transport's) exceptions as LLMUnavailable, LLMBadResponse or
     LLMContextExceeded."""
     try:
@@ -326,7 +338,7 @@ def _errors_mapped(profile: Profile) -> Iterator[None]:
         raise LLMDropped(f"model endpoint dropped the answer: {type(exc).__name__}") from exc
 
 
-def _usage_counted(usage: LLMUsage, prompt_tokens: int, completion_tokens: int) -> None:
+def usage_counted(usage: LLMUsage, prompt_tokens: int, completion_tokens: int) -> None:
     """A call's tokens, and their cost at today's prices (a failed call's row keeps 0 and 0)."""
     usage.prompt_tokens = prompt_tokens
     usage.completion_tokens = completion_tokens
@@ -336,7 +348,8 @@ def _usage_counted(usage: LLMUsage, prompt_tokens: int, completion_tokens: int) 
     )
 
 
-def _usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
+def usage_failed(usage: LLMUsage, exc: LLMError, started: float) -> None:
+    """Mark a call's row failed with `exc` (logged, counted by kind); the caller saves it."""
     usage.ok = False
     usage.error = str(exc)[:300]
     usage.latency_ms = int((time.monotonic() - started) * 1000)
@@ -380,6 +393,7 @@ def _parse(response: Any, model: str) -> LLMResult:
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        finish = str(getattr(choice, "finish_reason", "") or "")
     except (AttributeError, IndexError, TypeError, ValueError) as exc:
         raise LLMBadResponse("model endpoint returned a malformed answer") from exc
     if not content.strip() and not calls:
@@ -389,8 +403,25 @@ def _parse(response: Any, model: str) -> LLMResult:
         tool_calls=calls,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        model=str(getattr(response, "model", "") or model)[:MODEL_NAME_CHARS],
+        model=windows.model_id(str(getattr(response, "model", "") or model))[:MODEL_NAME_CHARS],
+        finish_reason=finish,
     )
+
+
+def window_cut_learned(profile: Profile, result: LLMResult, *, asked: int | None, sent: list[dict[str, Any]]) -> bool:
+    """Whether the server cut the answer at its window, not at `max_tokens` (`asked`; None: no
+    limit): finish_reason "length" short of `asked`, as llama-cpp-python does without an error
+    (and never says its window otherwise). The window is then learned as the prompt and answer
+    it held, in its tokens, with how many of ours (`sent`, counted locally) make one of its own."""
+    short = asked is None or result.completion_tokens < asked
+    if result.finish_reason != "length" or not short or not result.prompt_tokens or profile.context_window:
+        return False
+    held = result.prompt_tokens + result.completion_tokens
+    if held < windows.MIN_WINDOW or held >= context_window(profile).stated:
+        return False
+    ours = sum(message_tokens(m) for m in sent)
+    learn_window(profile, held, scale=min(1.0, ours / result.prompt_tokens))
+    return True
 
 
 async def _complete_async(
@@ -409,216 +440,20 @@ async def _complete_async(
     started = time.monotonic()
     plain = {k: v for k, v in body.items() if k != "stream_options"}
     try:
-        with _errors_mapped(profile):
+        with errors_mapped(profile):
             # On a client of its own: the server closed the failed stream's connection, which
             # the shared client's pool would otherwise hand to this request.
             async with openai.AsyncOpenAI(**_client_options(profile)) as fresh:
                 response = await fresh.chat.completions.create(model=profile.model, messages=[], extra_body=plain)
         result = _parse(response, profile.model)
     except LLMError as exc:
-        _usage_failed(retry, exc, started)
+        usage_failed(retry, exc, started)
         raise
-    _usage_counted(retry, result.prompt_tokens, result.completion_tokens)
+    usage_counted(retry, result.prompt_tokens, result.completion_tokens)
     retry.latency_ms = int((time.monotonic() - started) * 1000)
     if result.content:
         await on_delta(result.content)
     return replace(result, latency_ms=retry.latency_ms)
-
-
-# --- Embeddings ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EmbeddingResult:
-    vectors: list[list[float]]  # one per text, in the order of the texts
-    model: str  # the model the endpoint says answered ("" if it does not say)
-    prompt_tokens: int = 0
-    latency_ms: int = 0
-
-
-def embed(
-    *,
-    texts: list[str],
-    profile: Profile,
-    purpose: str = LLMUsage.Purpose.EMBEDDING,
-    student_id: int | None = None,
-) -> EmbeddingResult:
-    """One request to an OpenAI-compatible `/v1/embeddings` endpoint. Raises LLMNotConfigured,
-    LLMUnavailable or LLMBadResponse (LLMRefused for a 4xx), like `complete`; never retries.
-
-    Metered like a completion: one `LLMUsage` row, saved at once, successful or not, with the
-    prompt tokens the endpoint reports (0 if it reports none) and their cost. `student_id`: whose
-    texts these are, when they are one student's (a query), else None (a batch of memories).
-    """
-    if not is_configured(profile):
-        raise LLMNotConfigured("no embeddings endpoint configured")
-    client = _client(profile)
-    started = time.monotonic()
-    usage = LLMUsage(purpose=purpose, model=profile.model[:MODEL_NAME_CHARS], student_id=student_id)
-    try:
-        with _errors_mapped(profile):
-            response = client.embeddings.create(model=profile.model, input=texts)
-        result = _parse_embeddings(response)
-    except LLMError as exc:
-        _usage_failed(usage, exc, started)
-        usage.save()
-        raise
-    _usage_counted(usage, result.prompt_tokens, 0)
-    usage.latency_ms = int((time.monotonic() - started) * 1000)
-    usage.save()
-    return replace(result, latency_ms=usage.latency_ms)
-
-
-def _parse_embeddings(response: Any) -> EmbeddingResult:
-    try:
-        rows = sorted(response.data, key=lambda d: d.index)
-        vectors = [row.embedding for row in rows]
-        model = str(response.model or "")
-        usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise LLMBadResponse("embeddings endpoint returned a malformed answer") from exc
-    return EmbeddingResult(vectors=vectors, model=model, prompt_tokens=prompt_tokens)
-
-
-# --- Moderation (safety screening) ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ModerationResult:
-    """An OpenAI-style moderation of one input: whether the endpoint flagged it, and each
-    category's flag, score and the input types ("text", "image") the score applies to, by the
-    endpoint's own names ("self-harm/intent"). A response with several results (one per part,
-    as some servers answer) is merged: a category is flagged if any result flags it, its score
-    is the highest, its input types the union."""
-
-    flagged: bool
-    categories: dict[str, bool]
-    scores: dict[str, float]
-    applied_input_types: dict[str, list[str]]
-    model: str
-    latency_ms: int = 0
-
-
-def moderation_inputs(text: str, images: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """omni-moderation's multi-modal input: the text (if any) as a text part, then each image
-    (a URL or a `data:` URL) as an image_url part. OpenAI takes at most one image per request."""
-    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    parts += [{"type": "image_url", "image_url": {"url": url}} for url in images]
-    return parts
-
-
-def moderate(
-    *,
-    inputs: list[dict[str, Any]],
-    profile: Profile,
-    purpose: str = LLMUsage.Purpose.SAFETY,
-    student_id: int | None = None,
-) -> ModerationResult:
-    """One request to an OpenAI-compatible `/v1/moderations` endpoint (`profile`: its base URL,
-    key, model and time limit; `inputs`: `moderation_inputs`). Raises LLMNotConfigured,
-    LLMUnavailable (timeout, refused connection, 5xx, rate limit) or LLMBadResponse (LLMRefused
-    for a 4xx), like `complete`; never retries.
-
-    Metered like a completion: one `LLMUsage` row, saved at once, successful or not, with the
-    input's text tokens counted locally (the endpoint reports none) and their cost (0 unless
-    LLM_PRICES lists the model).
-    """
-    if not is_configured(profile):
-        raise LLMNotConfigured("no moderation endpoint configured")
-    client = _client(profile)
-    started = time.monotonic()
-    usage = LLMUsage(purpose=purpose, model=profile.model[:MODEL_NAME_CHARS], student_id=student_id)
-    try:
-        with _errors_mapped(profile):
-            response = client.moderations.create(model=profile.model, input=inputs)  # type: ignore[arg-type]
-        result = _parse_moderation(response, profile.model)
-    except LLMError as exc:
-        _usage_failed(usage, exc, started)
-        usage.save()
-        raise
-    text = " ".join(str(part.get("text") or "") for part in inputs if part.get("type") == "text")
-    _usage_counted(usage, count_tokens(text) if text else 0, 0)
-    usage.latency_ms = int((time.monotonic() - started) * 1000)
-    usage.save()
-    return replace(result, latency_ms=usage.latency_ms)
-
-
-def _parse_moderation(response: Any, model: str) -> ModerationResult:
-    categories: dict[str, bool] = {}
-    scores: dict[str, float] = {}
-    applied: dict[str, list[str]] = {}
-    flagged = False
-    try:
-        answer = response.to_dict()
-        results = answer["results"]
-        if not isinstance(results, list) or not results:
-            raise ValueError("no results")
-        for item in results:
-            flagged = flagged or bool(item.get("flagged"))
-            for name, value in (item.get("category_scores") or {}).items():
-                scores[str(name)] = max(scores.get(str(name), 0.0), float(value or 0.0))
-            for name, value in (item.get("categories") or {}).items():
-                categories[str(name)] = categories.get(str(name), False) or bool(value)
-            for name, types in (item.get("category_applied_input_types") or {}).items():
-                applied[str(name)] = sorted({*applied.get(str(name), []), *(str(t) for t in types or [])})
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise LLMBadResponse("moderation endpoint returned a malformed answer") from exc
-    return ModerationResult(
-        flagged=flagged,
-        categories=categories,
-        scores=scores,
-        applied_input_types=applied,
-        model=str(answer.get("model") or model)[:MODEL_NAME_CHARS],
-    )
-
-
-# --- Structured output (summaries) -------------------------------------------------------------
-
-STRUCTURED_MODES = ("json_schema", "json_object", "none")
-
-
-def _structured_key(profile: Profile) -> str:
-    return f"llm-structured:{profile.base_url}|{profile.model}"[:240]
-
-
-def structured_mode(profile: Profile) -> str:
-    """How this endpoint is asked for JSON: LLM_SUMMARY_RESPONSE_FORMAT, or with "auto" the best
-    mode it has not refused (json_schema, then json_object, then a request in the prompt only)."""
-    configured = settings.LLM_SUMMARY_RESPONSE_FORMAT
-    if configured in STRUCTURED_MODES:
-        return str(configured)
-    return str(cache.get(_structured_key(profile)) or STRUCTURED_MODES[0])
-
-
-def complete_structured(
-    *, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, purpose: str, profile: Profile, **call: Any
-) -> LLMResult:
-    """A completion asked to follow the JSON `schema` with `response_format`. An endpoint that
-    refuses a mode (a 4xx) is asked again with the next one, and the choice is remembered for it
-    (in the shared cache), so only its first request pays for the refusal."""
-    mode = structured_mode(profile)
-    while True:
-        formats: dict[str, dict[str, Any] | None] = {
-            "json_schema": {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}},
-            # `schema` is llama-cpp-python's: its grammar then holds the answer to the schema.
-            "json_object": {"type": "json_object", "schema": schema},
-            "none": None,
-        }
-        response_format = formats[mode]
-        try:
-            return complete(
-                messages=messages, purpose=purpose, profile=profile, response_format=response_format, **call
-            )
-        except LLMRefused as exc:
-            automatic = settings.LLM_SUMMARY_RESPONSE_FORMAT not in STRUCTURED_MODES
-            if response_format is None or isinstance(exc, LLMContextExceeded) or not automatic:
-                raise
-            mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
-            cache.set(_structured_key(profile), mode, timeout=None)
-            logger.warning(
-                "%s at %s refused response_format (%s); asking with %s", profile.model, profile.base_url, exc, mode
-            )
 
 
 # --- Streaming (the chat turn) ---------------------------------------------------------------
@@ -668,18 +503,17 @@ async def stream(
     if max_tokens:
         body["max_tokens"] = max_tokens
     started = time.monotonic()
-    usage = LLMUsage(
-        purpose=purpose, model=profile.model[:MODEL_NAME_CHARS], student_id=student_id, conversation_id=conversation_id
-    )
+    usage = LLMUsage(purpose=purpose, model=profile.model_id[:MODEL_NAME_CHARS], student_id=student_id)
+    usage.conversation_id = conversation_id
     usage_sink.append(usage)
     parts: list[str] = []
     calls: dict[int, dict[str, str]] = {}
     prompt_tokens = completion_tokens = 0
     model = ""
     data_lines = 0
-    finished = False
+    finished = ""
     try:
-        with _errors_mapped(profile):
+        with errors_mapped(profile):
             # The SDK's raw streaming response, each `data:` line parsed here: building an SDK
             # object per chunk cost a quarter of a turn's CPU (bench/README.md).
             async with client.chat.completions.with_streaming_response.create(
@@ -707,7 +541,7 @@ async def stream(
                         completion_tokens = int(usage_part.get("completion_tokens") or 0)
                     choices = chunk.get("choices") or []
                     if choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
-                        finished = True
+                        finished = str(choices[0]["finish_reason"])
                     delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
                     if not isinstance(delta, dict):
                         continue
@@ -734,27 +568,30 @@ async def stream(
             raise LLMUnavailable("model endpoint cut the answer before it finished")
     except (LLMBadResponse, LLMDropped) as exc:
         if data_lines or type(exc) not in (LLMBadResponse, LLMDropped):
-            _usage_failed(usage, exc, started)
+            usage_failed(usage, exc, started)
             raise
         # Nothing streamed: llama-cpp-python, for one, fails a stream after its headers when
         # the prompt is too long (an empty body, or a connection closed mid-body), and says why
         # only to a request without `stream`.
-        _usage_failed(usage, exc, started)
+        usage_failed(usage, exc, started)
         return await _complete_async(body=body, profile=profile, usage_sink=usage_sink, on_delta=on_delta, usage=usage)
     except LLMError as exc:
-        _usage_failed(usage, exc, started)
+        usage_failed(usage, exc, started)
         raise
     if not prompt_tokens:
         # The server sent no usage chunk (stream_options unsupported): count locally.
         prompt_tokens = sum(message_tokens(m) for m in messages)
         completion_tokens = count_tokens(content + "".join(c.arguments for c in tool_calls))
-    _usage_counted(usage, prompt_tokens, completion_tokens)
+    usage_counted(usage, prompt_tokens, completion_tokens)
     usage.latency_ms = int((time.monotonic() - started) * 1000)
-    return LLMResult(
+    result = LLMResult(
         content=content,
         tool_calls=tool_calls,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        model=(model or profile.model)[:MODEL_NAME_CHARS],
+        model=windows.model_id(model or profile.model)[:MODEL_NAME_CHARS],
         latency_ms=usage.latency_ms,
+        finish_reason=finished,
     )
+    window_cut_learned(profile, result, asked=max_tokens, sent=messages)
+    return result

@@ -80,6 +80,17 @@ def context_window(*, base_url: str, model: str, configured: int) -> Window:
         _resolved[key] = window
         where = base_url or "OpenAI"
         logger.info("context window of %s at %s: %d tokens (%s)", model, where, window.tokens, window.source)
+        if base_url and window.source.startswith("default"):
+            # llama-cpp-python's server, for one, never says; it refuses a longer prompt and
+            # cuts an answer at its window (gateway.window_cut_learned), which teach it.
+            logger.warning(
+                "context window of %s at %s: the server does not say it; %d tokens are assumed until it "
+                "refuses a prompt or cuts an answer at its window. Set LLM_CONTEXT_WINDOW (llama-cpp-python: "
+                "its --n_ctx, 2048 unless set)",
+                model_id(model),
+                base_url,
+                window.tokens,
+            )
     return window
 
 
@@ -115,6 +126,29 @@ def forget() -> None:
 
 
 # --- The model an endpoint serves ----------------------------------------------------------------
+
+# The extensions of the weights' files a server may name its model by.
+_WEIGHTS_SUFFIXES = (".gguf", ".ggml", ".safetensors", ".bin")
+_HOST_PATH = re.compile(r"^(?:/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\]|\\\\)|\\")
+
+
+def model_id(name: str) -> str:
+    """The model's id as the product records and shows it: `name` itself when it is an id
+    ("gpt-4o-mini", "llama3.1:8b", "Qwen/Qwen2.5-7B-Instruct"); when the server names its model
+    by the path of its weights (llama-cpp-python lists "/srv/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+    vLLM the directory it loaded), the file's or directory's name without the weights' extension
+    ("SmolLM2-135M-Instruct.Q4_1"), so that no host path reaches a client or a record.
+
+    A name is a path when it is absolute or relative to a directory ("/", "~", "./", "C:\\",
+    a backslash) or names a weights file ("models/x.gguf"); "org/name" is a hub's id and kept."""
+    name = name.strip()
+    if not name or not (_HOST_PATH.search(name) or name.lower().endswith(_WEIGHTS_SUFFIXES)):
+        return name
+    base = next((part for part in reversed(re.split(r"[/\\]", name)) if part not in ("", ".", "..", "~")), "")
+    for suffix in _WEIGHTS_SUFFIXES:
+        if base.lower().endswith(suffix) and len(base) > len(suffix):
+            return base[: -len(suffix)]
+    return base or "model"
 
 
 @dataclass(frozen=True)

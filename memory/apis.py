@@ -86,7 +86,7 @@ class MemoryListCreateApi(MemoryWriteThrottled):
             )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(MemoryOutput(page, many=True).data)
+        return paginator.get_paginated_response(MemoryOutput(page, many=True, context={"request": request}).data)
 
     @extend_schema(summary="Add a teacher's note", request=Input, responses={201: MemoryOutput})
     def post(self, request: Request) -> Response:
@@ -100,7 +100,7 @@ class MemoryListCreateApi(MemoryWriteThrottled):
             content=data.validated_data["content"],
             visibility=data.validated_data["visibility"],
         )
-        return Response(MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
+        return Response(MemoryOutput(memory, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
 class MemoryDetailApi(MemoryWriteThrottled):
@@ -116,7 +116,11 @@ class MemoryDetailApi(MemoryWriteThrottled):
 
     @extend_schema(summary="Get a memory", responses=MemoryOutput)
     def get(self, request: Request, memory_id: int) -> Response:
-        return Response(MemoryOutput(selectors.memory_get(user=request.user, memory_id=memory_id)).data)
+        return Response(
+            MemoryOutput(
+                selectors.memory_get(user=request.user, memory_id=memory_id), context={"request": request}
+            ).data
+        )
 
     @extend_schema(summary="Correct a memory", request=Input, responses=MemoryOutput)
     def patch(self, request: Request, memory_id: int) -> Response:
@@ -129,7 +133,7 @@ class MemoryDetailApi(MemoryWriteThrottled):
         if not data.validated_data:
             raise serializers.ValidationError({"title": [_("Give a title, a content or a visibility.")]})
         memory = edits.memory_update(user=request.user, memory_id=memory_id, **data.validated_data)
-        return Response(MemoryOutput(memory).data)
+        return Response(MemoryOutput(memory, context={"request": request}).data)
 
 
 class MemoryArchiveApi(MemoryWriteThrottled):
@@ -143,7 +147,7 @@ class MemoryArchiveApi(MemoryWriteThrottled):
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         memory = lifecycle.memory_archive(user=request.user, memory_id=memory_id, reason=data.validated_data["reason"])
-        return Response(MemoryOutput(memory).data)
+        return Response(MemoryOutput(memory, context={"request": request}).data)
 
 
 class MemorySupersedeApi(MemoryWriteThrottled):
@@ -164,7 +168,7 @@ class MemorySupersedeApi(MemoryWriteThrottled):
             by_id=data.validated_data["by"],
             reason=data.validated_data["reason"],
         )
-        return Response(MemoryOutput(memory).data)
+        return Response(MemoryOutput(memory, context={"request": request}).data)
 
 
 class MemoryChainOutput(serializers.Serializer[None]):
@@ -192,7 +196,8 @@ class MemoryChainApi(APIView):
                     "memory": memory,
                     "older": [found[pk] for pk in older_ids if pk in found],
                     "newer": [found[pk] for pk in newer_ids if pk in found],
-                }
+                },
+                context={"request": request},
             ).data
         )
 
@@ -222,7 +227,9 @@ class SupersessionReviewListApi(APIView):
         )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(SupersessionReviewOutput(page, many=True).data)
+        return paginator.get_paginated_response(
+            SupersessionReviewOutput(page, many=True, context={"request": request}).data
+        )
 
 
 class SupersessionReviewDecideApi(APIView):
@@ -233,7 +240,7 @@ class SupersessionReviewDecideApi(APIView):
         """Apply the review (the older memory is superseded by the newer) or dismiss it. A
         decided review is a 409; another class's is a 404."""
         review = supersession.supersession_review_decide(user=request.user, review_id=review_id, apply=self.apply)
-        return Response(SupersessionReviewOutput(review).data)
+        return Response(SupersessionReviewOutput(review, context={"request": request}).data)
 
 
 @extend_schema_view(post=extend_schema(summary="Apply a memory update"))

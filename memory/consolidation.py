@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.models import User
-from llm import gateway
+from llm import gateway, structured
 from llm.models import LLMUsage
 from memory.lifecycle_prompts import MERGE_SCHEMA, PromptMemory, merge_messages, parse_merge
 from memory.models import AIMemory, ConsolidationDecision, MemoryEmbedding
@@ -133,7 +133,7 @@ def _merge(student_id: int, cluster: Cluster, profile: gateway.Profile) -> str:
     language = User.objects.filter(pk=student_id).values_list("language", flat=True).first() or "en"
     prompt = [PromptMemory(m.pk, m.kind, m.title, m.content) for m in members]
     try:
-        answer = gateway.complete_structured(
+        answer = structured.complete_structured(
             messages=merge_messages(members=prompt, language=language),
             schema=MERGE_SCHEMA,
             name="memory_merge",
@@ -143,8 +143,8 @@ def _merge(student_id: int, cluster: Cluster, profile: gateway.Profile) -> str:
         )
         merge = parse_merge(answer.content)
     except (ValueError, gateway.LLMBadResponse) as exc:
-        return _decide(student_id, cluster, f"skipped: unusable answer ({exc})"[:300], model=profile.model)
-    model = answer.model or profile.model
+        return _decide(student_id, cluster, f"skipped: unusable answer ({exc})"[:300], model=profile.model_id)
+    model = answer.model or profile.model_id
     if merge.confidence < settings.MEMORY_MERGE_MIN_CONFIDENCE:
         reason = f"skipped: confidence {merge.confidence:.2f} below {settings.MEMORY_MERGE_MIN_CONFIDENCE}"
         return _decide(

@@ -37,7 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from llm import gateway
+from llm import gateway, structured
 from llm.models import LLMUsage
 from memory import card, supersession
 from memory.lifecycle_prompts import (
@@ -115,7 +115,7 @@ def facts_extract(*, memory_id: int) -> tuple[Outcome, list[AIMemory]]:
     shown = {m.id: m for m in known}
     shown[memory.pk] = PromptMemory(memory.pk, memory.kind, memory.title, memory.content)
     try:
-        answer = gateway.complete_structured(
+        answer = structured.complete_structured(
             messages=messages,
             schema=EXTRACTION_SCHEMA,
             name="memory_facts",
@@ -138,7 +138,7 @@ def facts_extract(*, memory_id: int) -> tuple[Outcome, list[AIMemory]]:
             vetted.append(Vetted(index, fact, confirmed=bool(agreeing)))
     linked: dict[int, int] = {}
     with transaction.atomic():
-        stored = _store(memory, vetted, model=answer.model or profile.model, linked=linked)
+        stored = _store(memory, vetted, model=answer.model or profile.model_id, linked=linked)
         card_proposals_store(memory, answer.content, linked=linked)
     return Outcome.STORED, stored
 

@@ -8,9 +8,20 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from llm.untrusted import untrusted_element
-from memory.validation import CONTENT_MAX_CHARS, clip, validate_content, validate_title
+from memory.validation import (
+    CONTENT_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    TITLE_MAX_WORDS,
+    TITLE_MIN_WORDS,
+    clip,
+    title_cut,
+    validate_content,
+    validate_title,
+)
 
 SUMMARY_PROMPT = (
     "You write the long-term memory of a tutoring app. Summarise the conversation below between a "
@@ -59,25 +70,48 @@ FALLBACK_QUOTE_MAX_CHARS = CONTENT_MAX_CHARS // 5
 
 
 def fallback_summary(*, subject: str, date: str, questions: list[str], messages: int) -> tuple[str, str]:
-    """An honest summary written from the conversation itself, when the model could not write one:
-    its subject, date and the student's main questions. Valid as a summary (4-10-word title,
-    2-4 sentences, at most 200 words)."""
+    """A summary written from the conversation itself, when the model could not write one, for
+    those who read it: the student (and the tutor's later prompts), in the active language. It
+    says what the conversation was about, when, and the student's main questions, and nothing
+    of the failure (why it waits for a teacher is the teacher's: memory.serializers'
+    `review_reason`). The title keeps the subject's words, followed by the date where they
+    leave room (cut at a word past TITLE_MAX_WORDS). Valid as a summary (4-10-word title, 2-4
+    sentences, at most 200 words)."""
     subject = re.sub(r"[.!?\u2026]+", "", " ".join(subject.split()))
-    topic = " ".join(subject.split()[:4])[:60] or "Tutoring"
-    title = f"{topic} conversation on {date}"
-    if len(title.split()) < 4:
-        title = f"Tutoring session: {title}"
+    # Half a title's characters at most, however long its words.
+    topic = clip(subject, max_chars=TITLE_MAX_CHARS // 2)
+    if not topic:
+        title = _("Tutoring conversation, %(date)s") % {"date": date}
+    elif len(topic.split()) + len(date.split()) <= TITLE_MAX_WORDS:
+        title = f"{topic}, {date}"
+    else:
+        title = title_cut(topic)
+    if len(title.split()) < TITLE_MIN_WORDS:
+        title = _("Tutoring conversation: %(title)s") % {"title": title}
     quoted = []
     for question in questions[:3]:
         # Three quotes take at most 3/5 of the content's characters, however long their words.
         words = clip(re.sub(r"[.!?\u2026]+", "", question), max_chars=FALLBACK_QUOTE_MAX_CHARS, max_words=25)
         if words:
             quoted.append("\u201c" + words + "\u201d")
-    about = f"about {subject.strip()[:80]}" if subject.strip() else "without a subject"
-    sentences = [f"A tutoring conversation {about} on {date}, {messages} messages long."]
+    about = {"subject": clip(subject, max_chars=80), "date": date, "count": messages}
+    if subject:
+        opening = ngettext(
+            "A tutoring conversation about %(subject)s on %(date)s, %(count)d message long.",
+            "A tutoring conversation about %(subject)s on %(date)s, %(count)d messages long.",
+            messages,
+        )
+    else:
+        opening = ngettext(
+            "A tutoring conversation on %(date)s, %(count)d message long.",
+            "A tutoring conversation on %(date)s, %(count)d messages long.",
+            messages,
+        )
+    sentences = [opening % about]
     if quoted:
-        sentences.append("The student's main questions were " + "; ".join(quoted) + ".")
-    sentences.append("No automatic summary could be written, so a teacher should review this note.")
+        sentences.append(_("The student's main questions were %(questions)s.") % {"questions": "; ".join(quoted)})
+    else:
+        sentences.append(_("Its messages stay in the conversation's history."))
     return title, " ".join(sentences)
 
 
@@ -106,19 +140,60 @@ def repair_messages(*, previous: list[dict[str, Any]], answer: str, error: str) 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-def json_object(answer: str) -> dict[str, Any]:
+def json_object(answer: str, *, cut: bool = False) -> dict[str, Any]:
     """The JSON object in a model's answer (prose around it is ignored), or ValueError saying
-    what is wrong, in words the repair prompt can show the model."""
+    what is wrong, in words the repair prompt can show the model.
+
+    A control character inside a string (a raw line break) is read as it is: llama.cpp's JSON
+    grammars let small models write them. `cut`: the answer was cut short (finish_reason
+    "length"), and an object it left open is closed where it stops (`closed_json`)."""
     match = _JSON_OBJECT.search(answer or "")
-    if match is None:
+    start = (answer or "").find("{")
+    if start < 0:
         raise ValueError("It contains no JSON object.")
     try:
-        data = json.loads(match.group(0))
+        data = json.loads(match.group(0) if match else answer[start:], strict=False)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"It is not valid JSON ({exc.msg}).") from None
+        if not cut:
+            raise ValueError(f"It is not valid JSON ({exc.msg}).") from None
+        try:
+            data = json.loads(closed_json(answer[start:]), strict=False)
+        except json.JSONDecodeError:
+            raise ValueError("It was cut off before its end: write a shorter answer.") from None
     if not isinstance(data, dict):
         raise ValueError("The JSON is not an object.")
     return data
+
+
+def closed_json(text: str) -> str:
+    """JSON cut off in the middle, closed where it stops: an open string ended, a trailing
+    comma dropped, a key left without its value given null, every open object and array closed.
+    What it held before the cut is kept as it was; the result may still be invalid JSON (a cut
+    inside a key or a number's exponent), for the parser to refuse."""
+    closers: list[str] = []
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+        elif char in "}]" and closers:
+            closers.pop()
+    if escaped:
+        text = text[:-1]
+    if in_string:
+        text += '"'
+    text = text.rstrip().rstrip(",").rstrip()
+    if text.endswith(":"):
+        text += " null"
+    return text + "".join(reversed(closers))
 
 
 def parse_summary(answer: str) -> tuple[str, str]:

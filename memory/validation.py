@@ -104,6 +104,30 @@ def validate_content(content: object, *, is_summary: bool = False) -> str:
     return content
 
 
+# Words a title cut short should not end on (English and French).
+_DANGLING = frozenset(
+    """a an and as at but by for from in into of on or so than that the then to with without
+    à au aux avec dans de des du en et la le les ou par pour sans sur un une""".split()  # noqa: SIM905
+)
+_TRAILING = ",;:-\u2013\u2014"
+
+
+def title_cut(title: str) -> str:
+    """`title` on one line, cut at a word to TITLE_MAX_WORDS words and TITLE_MAX_CHARS
+    characters, not after a word that leaves it dangling ("and", "with", "de"...), keeping at
+    least TITLE_MIN_WORDS words; returned as it came (on one line) when it fits."""
+    words = title.split()
+    if len(words) > TITLE_MAX_WORDS:
+        words = words[:TITLE_MAX_WORDS]
+        while len(words) > TITLE_MIN_WORDS and words[-1].lower().strip(_TRAILING) in _DANGLING:
+            words.pop()
+    while len(" ".join(words)) > TITLE_MAX_CHARS and len(words) > TITLE_MIN_WORDS:
+        words.pop()
+    if words == title.split():
+        return " ".join(words)
+    return " ".join(words).rstrip(_TRAILING)
+
+
 def validate_reason(reason: object, *, required_message: str) -> str:
     """An archive or supersession reason on one line, 1 to REASON_MAX_CHARS characters."""
     clean = " ".join(reason.split()) if isinstance(reason, str) else ""

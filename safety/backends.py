@@ -32,7 +32,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.conf import settings
 
-from llm import gateway
+from llm import gateway, moderation, structured
 from llm.models import LLMUsage
 from llm.offload import offload
 from llm.tokens import count_tokens
@@ -98,7 +98,7 @@ MODERATION_RULES: tuple[ModerationRule, ...] = (
 )
 
 
-def moderation_signals(result: gateway.ModerationResult) -> list[Signal]:
+def moderation_signals(result: moderation.ModerationResult) -> list[Signal]:
     """The signals of one moderation (MODERATION_RULES), one per rule that fired, each named
     "moderation:<the endpoint's category>"."""
     signals = []
@@ -130,12 +130,12 @@ def moderation_requests(text: str, images: Sequence[str]) -> list[list[dict[str,
     """The inputs of each request: the text with the first image(s), then the other images,
     MODERATION_IMAGES_PER_REQUEST at a time."""
     n = MODERATION_IMAGES_PER_REQUEST
-    first = gateway.moderation_inputs(text, images[:n])
-    rest = [gateway.moderation_inputs("", images[i : i + n]) for i in range(n, len(images), n)]
+    first = moderation.moderation_inputs(text, images[:n])
+    rest = [moderation.moderation_inputs("", images[i : i + n]) for i in range(n, len(images), n)]
     return [first, *rest] if first else rest
 
 
-def _merged(results: list[gateway.ModerationResult]) -> gateway.ModerationResult:
+def _merged(results: list[moderation.ModerationResult]) -> moderation.ModerationResult:
     scores: dict[str, float] = {}
     categories: dict[str, bool] = {}
     for result in results:
@@ -143,7 +143,7 @@ def _merged(results: list[gateway.ModerationResult]) -> gateway.ModerationResult
             scores[name] = max(scores.get(name, 0.0), score)
         for name, flagged in result.categories.items():
             categories[name] = categories.get(name, False) or flagged
-    return gateway.ModerationResult(
+    return moderation.ModerationResult(
         flagged=any(r.flagged for r in results),
         categories=categories,
         scores=scores,
@@ -160,11 +160,11 @@ async def _moderation(
     profile = moderation_profile(timeout)
     requests = moderation_requests(text, images)
     answers = await asyncio.gather(
-        *(offload(gateway.moderate, inputs=inputs, profile=profile, student_id=student_id) for inputs in requests),
+        *(offload(moderation.moderate, inputs=inputs, profile=profile, student_id=student_id) for inputs in requests),
         return_exceptions=True,
     )
-    done = [a for a in answers if isinstance(a, gateway.ModerationResult)]
-    failed = [a for a in answers if not isinstance(a, gateway.ModerationResult)]
+    done = [a for a in answers if isinstance(a, moderation.ModerationResult)]
+    failed = [a for a in answers if not isinstance(a, moderation.ModerationResult)]
     for exc in failed:
         if not isinstance(exc, gateway.LLMError):
             raise exc
@@ -378,7 +378,7 @@ def _classify(
     text: str, images: Sequence[str], *, purpose: str, student_id: int | None, timeout: float
 ) -> BackendResult:
     """The classifier backend, blocking: one structured completion (two or three when the
-    endpoint refuses a response_format, see gateway.complete_structured). Raises gateway.LLMError."""
+    endpoint refuses a response_format, see structured.complete_structured). Raises gateway.LLMError."""
     profile, sees_images = classifier_profile(timeout)
     skipped = ""
     if images and not sees_images:
@@ -388,7 +388,7 @@ def _classify(
         return BackendResult(CLASSIFIER, answered=False, error=skipped)
     text, cut = _within_window(text, profile, purpose=purpose)
     skipped = "; ".join(note for note in (skipped, cut) if note)
-    answer = gateway.complete_structured(
+    answer = structured.complete_structured(
         messages=classifier_messages(text, purpose=purpose, images=images),
         schema=CLASSIFIER_SCHEMA,
         name="safety_classification",

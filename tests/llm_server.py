@@ -37,6 +37,11 @@ llama-cpp-python lists its one model by the GGUF's path, Ollama every model pull
 `models_asked`; `POST /api/show` answers `ollama_show` if set, else 404. Like llama-cpp-python,
 each answer names the model the request asked for.
 
+`like_llama_cpp_python()` answers as llama-cpp-python's server does (its model listed by the
+GGUF's path, no window said, json_schema refused with a 500, a prompt past its window refused,
+an answer past the room it leaves cut without an error, raw line breaks in JSON strings): see
+its docstring.
+
 The quirks of a small real model (SmolLM2-135M) can be turned on:
 - `summary_title_words`: the default summary's title has this many words (it wrote 11 and 29
   under `json_object`, whose grammar holds the keys but not the lengths), in every answer,
@@ -424,6 +429,9 @@ class ScriptedLLM:
         self.format_refusal_status = 400
         self.summary_title_words: int | None = None
         self.extraction_echo = False
+        # llama-cpp-python's quirks (`like_llama_cpp_python`).
+        self.cut_at_window = False
+        self.raw_line_breaks = False
         # A ref the default answer to a question cites though the prompt never showed it.
         self.ask_forged_ref: str | None = None
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -461,6 +469,8 @@ class ScriptedLLM:
             self.format_refusal_status = 400
             self.summary_title_words = None
             self.extraction_echo = False
+            self.cut_at_window = False
+            self.raw_line_breaks = False
             self.ask_forged_ref = None
 
     def script(self, kind: str, *steps: dict[str, Any]) -> None:
@@ -504,16 +514,56 @@ class ScriptedLLM:
             return {"content": default_ask(body or {}, self.ask_forged_ref)}
         return {"content": "Let's work through it step by step."}
 
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """The request's prompt in this server's tokens (characters / 4, times `token_scale`)."""
+        # Like llama.cpp's chat templates, the tools' schemas are rendered into the prompt.
+        tools = len(json.dumps(body["tools"])) // 4 if body.get("tools") else 0
+        return int(
+            (sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", [])) + tools)
+            * self.token_scale
+        )
+
+    def like_llama_cpp_python(self, *, n_ctx: int = 2048) -> ScriptedLLM:
+        """Answer as llama-cpp-python's server (`python -m llama_cpp.server`, as the README starts
+        it) does: its one model listed by the GGUF's path, owned by "me", without its window;
+        `json_schema` refused with a 500 (pydantic's validation error), `json_object` with a
+        schema taken; a prompt longer than `n_ctx` refused with its "maximum context length"
+        400; an answer longer than the room the window leaves cut there without an error
+        (finish_reason "length"); and, as its JSON grammar lets a small model write them, raw
+        line breaks inside the strings of a `json_object` answer."""
+        with self.lock:
+            self.models = ["/srv/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"]
+            self.models_meta = {"owned_by": "me", "permissions": []}
+            self.refused_formats = {"json_schema"}
+            self.format_refusal_status = 500
+            self.context_error = "llama-cpp-python"
+            self.context_window = n_ctx
+            self.cut_at_window = True
+            self.raw_line_breaks = True
+        return self
+
+    def cut(self, body: dict[str, Any], step: dict[str, Any]) -> dict[str, Any]:
+        """The step's answer cut where the server stops it: at `max_tokens`, or, with
+        `cut_at_window`, where the window is full (finish "length"); as it was otherwise."""
+        content = str(step.get("content") or "")
+        if not self.cut_at_window:
+            return step
+        if self.raw_line_breaks and (body.get("response_format") or {}).get("type") == "json_object":
+            content = content.replace(". ", ".\n")
+            step = {**step, "content": content}
+        room = body.get("max_tokens") or None
+        if self.context_window is not None:
+            left = self.context_window - self.prompt_tokens(body)
+            room = min(room or left, left)
+        if room is None or step.get("tool_calls") or len(content) // 4 <= room:
+            return step
+        return {**step, "content": content[: room * 4], "finish": "length"}
+
     def context_refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         """The error a real server gives for a prompt longer than its window, in its words."""
         if self.context_window is None:
             return None
-        # Like llama.cpp's chat templates, the tools' schemas are rendered into the prompt.
-        tools = len(json.dumps(body["tools"])) // 4 if body.get("tools") else 0
-        tokens = int(
-            (sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", [])) + tools)
-            * self.token_scale
-        )
+        tokens = self.prompt_tokens(body)
         if tokens <= self.context_window:
             return None
         n = self.context_window
@@ -600,7 +650,7 @@ class ScriptedLLM:
                             entry.update(id=call_id, type="function")
                             entry["function"]["name"] = call["name"]
                         pieces.append(chunk({"tool_calls": [entry]}))
-                pieces.append(chunk({}, "tool_calls" if step.get("tool_calls") else "stop"))
+                pieces.append(chunk({}, step.get("finish") or ("tool_calls" if step.get("tool_calls") else "stop")))
                 if (body.get("stream_options") or {}).get("include_usage"):
                     prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
                     usage = {
@@ -707,6 +757,7 @@ class ScriptedLLM:
                 kind = classify(body)
                 with llm.lock:
                     llm.requests.append((kind, body))
+                    scripted = bool(llm.scripts[kind])
                 step = llm._next(kind, body)
                 if step.get("delay"):
                     time.sleep(float(step["delay"]))
@@ -733,6 +784,9 @@ class ScriptedLLM:
                         f"'msg': \"Input should be 'text' or 'json_object'\", 'input': '{response_format}'}}"
                     )
                     err = {"error": {"message": detail, "type": "internal_server_error"}}
+                    if scripted:  # the refused request does not consume the scripted answer
+                        with llm.lock:
+                            llm.scripts[kind].appendleft(step)
                     self._send(llm.format_refusal_status, json.dumps(err).encode())
                     return
                 refusal = llm.context_refusal(body)
@@ -756,11 +810,12 @@ class ScriptedLLM:
                         llm.scripts[kind].appendleft(step)
                     self._send(refusal[0], json.dumps(refusal[1]).encode())
                     return
+                step = llm.cut(body, step)
                 if body.get("stream"):
                     self._stream(body, step)
                     return
                 message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
-                finish = "stop"
+                finish = step.get("finish") or "stop"
                 if step.get("tool_calls"):
                     message["tool_calls"] = [
                         {
@@ -772,6 +827,8 @@ class ScriptedLLM:
                     ]
                     finish = "tool_calls"
                 prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+                if llm.cut_at_window:
+                    prompt_chars = llm.prompt_tokens(body) * 4
                 completion = str(step.get("content") or "")
                 payload = {
                     "id": f"chatcmpl-{len(llm.requests)}",

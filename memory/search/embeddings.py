@@ -7,7 +7,7 @@
   metered: no call leaves the process and nothing is paid per token (docs/costs.md); the
   embeddings server's clients meter what it serves them.
 - `openai`: any OpenAI-compatible `/v1/embeddings` endpoint, called through the LLM gateway
-  (`llm.gateway.embed`), which meters each request as an LLMUsage row (purpose `embedding`, the
+  (`llm.embeddings.embed`), which meters each request as an LLMUsage row (purpose `embedding`, the
   prompt tokens the endpoint reports, their cost): OpenAI's text-embedding-3-small, Ollama's
   nomic-embed-text at http://127.0.0.1:11434/v1, ..., including `manage.py embeddings_server`,
   which runs the local model once per machine (memory.embeddings_server) so that web and worker
@@ -43,7 +43,7 @@ import numpy as np
 import openai
 from django.conf import settings
 
-from llm import gateway
+from llm import embeddings, gateway
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +193,7 @@ class OpenAIEmbedder:
         # The gateway neither retries (a slow query embedding falls back to lexical recall, and
         # the embedding task retries through Celery) nor skips metering a failed request.
         try:
-            result = gateway.embed(texts=texts, profile=self.profile, student_id=student_id)
+            result = embeddings.embed(texts=texts, profile=self.profile, student_id=student_id)
         except gateway.LLMError as exc:
             # The SDK's exception names the failure best (NotFoundError, APITimeoutError...).
             cause = exc.__cause__ if isinstance(exc.__cause__, openai.OpenAIError) else exc

@@ -27,6 +27,8 @@ from tests.llm_server import ScriptedLLM
 from tutor import startup
 
 LOCAL = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+# What the product records and shows: the model's id, not the server's path (llm.windows.model_id).
+LOCAL_ID = "SmolLM2-135M-Instruct.Q4_1"
 
 
 @pytest.fixture
@@ -41,7 +43,8 @@ def unnamed(llm: ScriptedLLM, settings: Any) -> ScriptedLLM:
 
 def test_a_turn_is_recorded_under_the_servers_one_model_at_cost_0(clients, unnamed, school):
     """With no LLM_MODEL, the turn asks the server's one model by its name, and the reply and
-    its usage row carry that name at cost 0; the server is asked which model it serves once."""
+    its usage row carry its id (the file's name, not the server's path) at cost 0; the server is
+    asked which model it serves once."""
     cid = start(clients["alice"])
     resp = send(clients["alice"], cid, "How do I add 1/2 and 1/3?", "m1")
     assert resp.status_code == 201, resp.content
@@ -50,14 +53,14 @@ def test_a_turn_is_recorded_under_the_servers_one_model_at_cost_0(clients, unnam
     assert unnamed.models_asked == asked  # the name and the window are known in this process
     assert {call["model"] for call in unnamed.calls("chat")} == {LOCAL}
     usage = list(LLMUsage.objects.filter(purpose="chat"))
-    assert len(usage) == 2 and {(u.model, u.cost) for u in usage} == {(LOCAL, Decimal(0))}
+    assert len(usage) == 2 and {(u.model, u.cost) for u in usage} == {(LOCAL_ID, Decimal(0))}
     reply = Message.objects.filter(conversation_id=cid, role="tutor").first()
-    assert reply is not None and reply.model == LOCAL
+    assert reply is not None and reply.model == LOCAL_ID
 
 
 def test_a_priced_name_on_a_server_of_ones_own_is_priced(clients, unnamed, settings):
-    """Only what is priced costs: the same local model priced in LLM_PRICES costs its price."""
-    settings.LLM_PRICES = {**settings.LLM_PRICES, LOCAL: (Decimal("1"), Decimal("2"))}
+    """Only what is priced costs: the same local model priced in LLM_PRICES (by its id) costs its price."""
+    settings.LLM_PRICES = {**settings.LLM_PRICES, LOCAL_ID: (Decimal("1"), Decimal("2"))}
     cid = start(clients["alice"])
     assert send(clients["alice"], cid, "How do I add 1/2 and 1/3?", "m1").status_code == 201
     assert LLMUsage.objects.get(purpose="chat").cost > 0
@@ -109,7 +112,7 @@ def test_a_worker_with_no_model_configured_records_the_servers_model_at_cost_0(
 ) -> None:
     """A real worker started with LLM_BASE_URL and no LLM_MODEL or LLM_SUMMARY_MODEL in its
     environment (the settings' own defaults) writes a summary with the server's one model, and
-    its usage row is recorded under that name at cost 0 (the default prices hold gpt-4o-mini)."""
+    its usage row is recorded under its id at cost 0 (the default prices hold gpt-4o-mini)."""
     llm.models = [LOCAL]
     env = {k: v for k, v in worker_env.items() if k not in ("LLM_MODEL", "LLM_SUMMARY_MODEL")}
     conversation = ended_pending(school["alice"])
@@ -121,7 +124,7 @@ def test_a_worker_with_no_model_configured_records_the_servers_model_at_cost_0(
         worker.stop()
     assert [call["model"] for call in llm.calls("summary")] == [LOCAL]
     usage = LLMUsage.objects.get(purpose="summary", conversation_id=conversation.pk)
-    assert (usage.model, usage.cost) == (LOCAL, Decimal(0))
+    assert (usage.model, usage.cost) == (LOCAL_ID, Decimal(0))
 
 
 # --- 12. The summary model's window on the chat endpoint ------------------------------------------

@@ -19,6 +19,7 @@ from conversations.models import Message
 from conversations.services import conversation_close
 from conversations.summaries import Outcome, conversation_summary_write
 from llm.models import LLMUsage
+from llm.windows import model_id
 from tests.conversations.test_turn import send, start
 from tests.real_model.conftest import CONTEXT_TOKENS, RealModel
 from tests.real_model.test_real_model import error_of
@@ -39,7 +40,8 @@ def unnamed(real_llm: RealModel, settings: Any) -> RealModel:
 
 def test_calls_are_recorded_under_the_servers_model_at_cost_0(clients: dict[str, APIClient], unnamed: RealModel):
     """A turn and the conversation's summary are answered by the model the server lists, and
-    their usage rows and the reply carry its name, at cost 0."""
+    their usage rows and the reply carry its id (the GGUF's name, never the server's path), at
+    cost 0."""
     cid = start(clients["alice"])
     resp = send(clients["alice"], cid, "What is 3/4 of 12?", "m1")
     assert resp.status_code == 201, error_of(resp)
@@ -48,8 +50,9 @@ def test_calls_are_recorded_under_the_servers_model_at_cost_0(clients: dict[str,
     # Every row, the summary's refused json_schema request included (this server answers it 500).
     usage = list(LLMUsage.objects.filter(conversation_id=cid).values_list("purpose", "model", "cost", "ok"))
     assert {purpose for purpose, _, _, ok in usage if ok} == {"chat", "summary"}, usage
-    assert {(model, cost) for _, model, cost, _ in usage} == {(unnamed.model, Decimal(0))}, usage
-    assert Message.objects.get(conversation_id=cid, role="tutor").model == unnamed.model
+    assert {(model, cost) for _, model, cost, _ in usage} == {(model_id(unnamed.model), Decimal(0))}, usage
+    assert Message.objects.get(conversation_id=cid, role="tutor").model == model_id(unnamed.model)
+    assert "/" not in model_id(unnamed.model)
 
 
 def test_the_summary_side_gets_the_chat_window(unnamed: RealModel, caplog: pytest.LogCaptureFixture):

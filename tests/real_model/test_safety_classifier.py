@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 
 from bench.safety_eval import stratified_sample, stratum
 from llm.models import LLMUsage
+from llm.windows import model_id
 from safety.backends import CLASSIFIER, screen_backends_sync
 from safety.evaluation import Case, load_cases
 from safety.models import Flag
@@ -78,7 +79,7 @@ def test_every_message_of_a_sample_gets_a_verdict_the_product_reads(real_llm: Re
     assert not unread, f"{len(unread)} of {len(cases)} answers not read as a verdict:\n" + "\n".join(unread)
     calls = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.SAFETY, ok=True)
     assert calls.count() == len(cases)
-    assert set(calls.values_list("model", flat=True)) == {real_llm.model}
+    assert set(calls.values_list("model", flat=True)) == {model_id(real_llm.model)}
 
 
 def test_a_crisis_turn_screened_by_the_classifier_completes_with_a_reply(

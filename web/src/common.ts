@@ -101,7 +101,7 @@ export function provenance(memory: Memory, me: User): HTMLElement {
     rows.push(["source_conversation", t("conversation_number", { id: memory.source_conversation })]);
   }
   if (memory.status === "archived") rows.push(["archived_reason", memory.archived_reason || t("none")]);
-  if (memory.needs_review) rows.push(["needs_review", t("yes")]);
+  if (memory.needs_review) rows.push(["needs_review", memory.review_reason || t("yes")]);
   const list = h("dl", { class: "provenance" });
   for (const [key, value] of rows) {
     list.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));

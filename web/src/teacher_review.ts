@@ -114,6 +114,7 @@ function flaggedItem(memory: Memory): HTMLElement {
     "li",
     { class: "review-item", "data-review-memory": String(memory.id) },
     h("h3", {}, t("review_needs_review", { title: memory.title })),
+    memory.review_reason ? h("p", { class: "review-reason" }, memory.review_reason) : null,
     h("p", {}, memory.content),
     h("p", { class: "meta" }, `${t(`kind_${memory.kind}`)} · ${t(`source_${memory.source}`)} · ${formatDate(memory.created_at)}`),
     buttons(button(t("review_confirm"), confirm)),

@@ -1320,6 +1320,7 @@ export interface components {
             readonly token_count: number;
             readonly prompt_tokens: number;
             readonly completion_tokens: number;
+            /** @description The model that wrote it, by its id ('' if none). */
             readonly model: string;
             /** Format: date-time */
             readonly created_at: string;
@@ -1998,6 +1999,7 @@ export interface components {
              */
             visibility: components["schemas"]["MemoryVisibilityEnum"];
         };
+        /** @description A memory of a student. Its `review_reason` is shown to teachers and staff only. */
         MemoryOutput: {
             readonly id: number;
             readonly student: number;
@@ -2016,10 +2018,12 @@ export interface components {
             /** @description The memories this one replaced (superseded or merged into it). */
             readonly supersedes: number[];
             readonly needs_review: boolean;
+            /** @description Why a teacher should review this memory (needs_review), for teachers and staff; empty for a student, and when it needs no review. */
+            readonly review_reason: string;
             /** Format: double */
             readonly confidence: number;
             readonly evidence: number[];
-            /** @description The model that wrote it. */
+            /** @description The model that wrote it, by its id ('' if none). */
             readonly model: string;
             readonly successes: number;
             readonly failures: number;
@@ -2089,6 +2093,7 @@ export interface components {
             readonly token_count: number;
             readonly prompt_tokens: number;
             readonly completion_tokens: number;
+            /** @description The model that wrote it, by its id ('' if none). */
             readonly model: string;
             /** Format: date-time */
             readonly created_at: string;

@@ -1460,7 +1460,7 @@
       rows2.push(["source_conversation", t("conversation_number", { id: memory.source_conversation })]);
     }
     if (memory.status === "archived") rows2.push(["archived_reason", memory.archived_reason || t("none")]);
-    if (memory.needs_review) rows2.push(["needs_review", t("yes")]);
+    if (memory.needs_review) rows2.push(["needs_review", memory.review_reason || t("yes")]);
     const list = h("dl", { class: "provenance" });
     for (const [key, value] of rows2) {
       list.append(h("div", { "data-field": key }, h("dt", {}, t(key)), h("dd", {}, value)));
@@ -2863,6 +2863,7 @@
       "li",
       { class: "review-item", "data-review-memory": String(memory.id) },
       h("h3", {}, t("review_needs_review", { title: memory.title })),
+      memory.review_reason ? h("p", { class: "review-reason" }, memory.review_reason) : null,
       h("p", {}, memory.content),
       h("p", { class: "meta" }, `${t(`kind_${memory.kind}`)} · ${t(`source_${memory.source}`)} · ${formatDate(memory.created_at)}`),
       buttons(button(t("review_confirm"), confirm)),
