@@ -52,6 +52,12 @@ def main() -> int:
             "LOG_LEVEL": "WARNING",
         }
     )
+    import django
+
+    # Before the fixtures' module, which imports models; the server's URL is set once known.
+    django.setup()
+    from django.conf import settings
+
     from tests.real_model.conftest import (
         CHAT_FORMAT,
         CONTEXT_TOKENS,
@@ -75,10 +81,9 @@ def main() -> int:
     try:
         base_url = f"http://127.0.0.1:{port}/v1"
         _wait(base_url, server)
-        os.environ.update({"LLM_BASE_URL": base_url, "LLM_API_KEY": "x", "LLM_SUMMARY_TIMEOUT_SECONDS": "180"})
-        import django
-
-        django.setup()
+        settings.LLM_BASE_URL = settings.LLM_SUMMARY_BASE_URL = base_url
+        settings.LLM_API_KEY = settings.LLM_SUMMARY_API_KEY = "x"
+        settings.LLM_SUMMARY_TIMEOUT_SECONDS = 180.0
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
