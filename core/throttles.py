@@ -6,11 +6,12 @@ per environment and in tests). A throttled request gets 429 in the error envelop
   cache outage lets sends through: it is logged as `cache_unavailable` (core.cache), never a
   failed request.
 - Sign-ins (LoginAttempt, used by accounts.backends for every way in), checked before any
-  password is: LOGIN_ADDRESS_RATE attempts per client address, then the lockout of
-  LOGIN_FAILURE_LIMIT failures per address and per username within LOGIN_FAILURE_WINDOW_SECONDS.
-  A username's attempt is counted (atomically) before its password is checked and forgotten only
-  if it succeeds, so parallel guesses cannot get more than the limit checked. Without the cache
-  they cannot be counted, so sign-in is refused with a 503 instead (fail closed).
+  password is: LOGIN_ADDRESS_RATE attempts per client address (a rate, never a lockout), then the
+  lockouts of a username within LOGIN_FAILURE_WINDOW_SECONDS: LOGIN_FAILURE_LIMIT failures from
+  one address, LOGIN_ACCOUNT_FAILURE_LIMIT from all of them. An attempt is counted (atomically)
+  before its password is checked and forgotten only if it succeeds, so parallel guesses cannot
+  get more than the limit checked. Without the cache they cannot be counted, so sign-in is
+  refused with a 503 instead (fail closed).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -27,7 +28,7 @@ from django.utils.translation import ngettext
 from rest_framework.throttling import UserRateThrottle
 
 from core import metrics
-from core.cache import CacheUnavailable, counter_add, counter_delete, counter_get, rate_take
+from core.cache import CacheUnavailable, counter_add, counter_delete, rate_take
 from core.errors import ApplicationError, ServiceUnavailable
 
 logger = logging.getLogger(__name__)
@@ -135,35 +136,52 @@ def _username_key(username: str) -> str:
     return "login:user:" + hashlib.sha256(folded.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def _pair_key(username_key: str, address: str) -> str:
+    # One username from one address: hashed with the username's own key.
+    pair = f"{address}\0{username_key}".encode("utf-8", "surrogatepass")
+    return "login:pair:" + hashlib.sha256(pair).hexdigest()[:32]
+
+
 @dataclass
 class LoginAttempt:
     """One sign-in attempt, counted before its password is checked. Exactly one of `succeeded`,
-    `failed` or `abandoned` ends it."""
+    `failed` or `abandoned` ends it.
 
-    username_key: str
-    address_failures_key: str
-    counted: bool
+    `counted` holds the failure counters it added one to: the username's from this address
+    (LOGIN_FAILURE_LIMIT) and the username's from every address (LOGIN_ACCOUNT_FAILURE_LIMIT).
+    The address alone has no lockout, only its rate (LOGIN_ADDRESS_RATE), so that the many users
+    behind one address (a school's NAT, a proxy whose address uvicorn is not told to trust) are
+    never locked out by some of them failing."""
+
+    counted: list[str] = field(default_factory=list)
 
     @classmethod
     def start(cls, *, username: str, address: str) -> LoginAttempt:
         """Count the attempt, or refuse it before any password is checked: TooManyLogins (the
-        address's rate), TooManyLoginFailures (the lockout: the right password gets it too, so a
-        guesser learns nothing), or LoginUnavailable (the cache cannot count)."""
-        attempt = cls(_username_key(username), f"login:address-failures:{address}", counted=False)
+        address's rate), TooManyLoginFailures (a lockout of the username, from this address or
+        from all of them: the right password gets it too, so a guesser learns nothing), or
+        LoginUnavailable (the cache cannot count). A refused attempt is given back to the
+        counters it reached, as it checked no password: an account locked from everywhere does
+        not also lock its owner's address once the account's window has passed."""
+        attempt = cls()
+        username_key = _username_key(username)
+        limits = (
+            (_pair_key(username_key, address), settings.LOGIN_FAILURE_LIMIT),
+            (username_key, settings.LOGIN_ACCOUNT_FAILURE_LIMIT),
+        )
         try:
             if settings.LOGIN_ADDRESS_RATE:
                 allowed, period = _period_seconds(settings.LOGIN_ADDRESS_RATE)
                 count, left = counter_add(f"login:address-rate:{address}", window=period)
                 if count > allowed:
                     raise TooManyLogins(left)
-            limit = settings.LOGIN_FAILURE_LIMIT
-            if limit > 0:
-                failures, left = counter_get(attempt.address_failures_key)
-                if failures >= limit:
-                    raise TooManyLoginFailures(left)
-                count, left = counter_add(attempt.username_key, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
-                attempt.counted = True
+            for key, limit in limits:
+                if limit <= 0:
+                    continue
+                count, left = counter_add(key, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+                attempt.counted.append(key)
                 if count > limit:
+                    attempt.abandoned()
                     raise TooManyLoginFailures(left)
         except CacheUnavailable as exc:
             logger.warning("cache_unavailable login: sign-in refused until attempts can be counted: %s", exc)
@@ -171,21 +189,20 @@ class LoginAttempt:
         return attempt
 
     def succeeded(self) -> None:
-        """The right password: the username's failures are forgotten (the address's are not)."""
-        if self.counted:
-            self._quietly(counter_delete, self.username_key)
+        """The right password: the username's failures are forgotten, from this address and from
+        all of them."""
+        for key in self.counted:
+            self._quietly(counter_delete, key)
 
     def failed(self) -> None:
-        """A wrong password (or an unknown or inactive user): the username's count stands, and
-        the address's failures grow by one."""
-        if self.counted:
-            self._quietly(counter_add, self.address_failures_key, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+        """A wrong password (or an unknown or inactive user): the counts stand until their window
+        has passed."""
 
     def abandoned(self) -> None:
-        """No password was checked (the server was busy, the database away): the attempt is
-        given back, so that a busy server locks no one out."""
-        if self.counted:
-            self._quietly(counter_add, self.username_key, delta=-1, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
+        """No password was checked (the server was busy, the database away, or the attempt was
+        refused): the attempt is given back, so that a busy server locks no one out."""
+        for key in self.counted:
+            self._quietly(counter_add, key, delta=-1, window=settings.LOGIN_FAILURE_WINDOW_SECONDS)
 
     def _quietly(self, fn: Any, *args: Any, **kwargs: Any) -> None:
         # The password has been checked and its answer stands; the next attempt fails closed if

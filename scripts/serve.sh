@@ -12,6 +12,9 @@
 #                        check, its start-up included (60); one that does not is killed and started
 #                        again, so a value below a loaded machine's start-up never serves
 #   WEB_MAX_URL_BYTES    longer URLs get a JSON 414 (16384)
+#   WEB_FORWARDED_ALLOW_IPS  the proxies (addresses or networks, comma-separated) whose X-Forwarded-For
+#                        and X-Forwarded-Proto uvicorn trusts (127.0.0.1,::1): the client's address
+#                        (sign-in's rate and lockouts) is the proxy's own unless it is listed here
 #   WEB_ACCESS_LOG       1: log every request (off: the proxy in front logs them, and it costs CPU)
 #   PROMETHEUS_MULTIPROC_DIR  where the worker processes write their metrics for /metrics to add up
 #                        (var/metrics/web-<port>); emptied here at each start (core.metrics)
@@ -34,6 +37,7 @@ exec "$PY" -m uvicorn tutor.asgi:application \
   --timeout-graceful-shutdown "${WEB_GRACEFUL_TIMEOUT:-30}" \
   --backlog "${WEB_BACKLOG:-2048}" \
   --timeout-worker-healthcheck "${WEB_WORKER_HEALTHCHECK_SECONDS:-60}" \
+  --proxy-headers --forwarded-allow-ips "${WEB_FORWARDED_ALLOW_IPS:-127.0.0.1,::1}" \
   --no-server-header --lifespan on --http tutor.server:HttpProtocol --log-config "$LOG_CONFIG" \
   $([ "${WEB_ACCESS_LOG:-0}" = 1 ] && echo --access-log || echo --no-access-log) \
   "$@"

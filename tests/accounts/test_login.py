@@ -29,10 +29,11 @@ def staff(school: dict[str, Any]) -> Any:
 
 
 def test_an_account_locked_through_the_api_cannot_sign_in_to_the_admin(staff, settings):
-    """After LOGIN_FAILURE_LIMIT wrong passwords on POST /auth/token/, the admin's login form
-    refuses the right password too, from another address: 429 with Retry-After, the form says
-    why, and no session is opened."""
-    settings.LOGIN_FAILURE_LIMIT = 3
+    """After LOGIN_ACCOUNT_FAILURE_LIMIT wrong passwords on POST /auth/token/, the admin's login
+    form refuses the right password too, from another address: 429 with Retry-After, the form
+    says why, and no session is opened."""
+    settings.LOGIN_FAILURE_LIMIT = 10
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 3
     settings.LOGIN_FAILURE_WINDOW_SECONDS = 600
     api = client_for(None)
     for i in range(3):
@@ -49,8 +50,9 @@ def test_an_account_locked_through_the_api_cannot_sign_in_to_the_admin(staff, se
 def test_wrong_passwords_on_the_admin_lock_the_account_everywhere(staff, settings):
     """The admin's login form counts failures with the API's: after the limit it answers 429
     (the right password too) instead of evaluating more guesses, and the API's token login is
-    locked for that username as well."""
+    locked for that username as well, from another address once the account's limit is reached."""
     settings.LOGIN_FAILURE_LIMIT = 5
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 5
     browser = Client()
     statuses = [admin_login(browser, "teacher_a", f"wrong-{i}").status_code for i in range(12)]
     assert statuses[:5] == [200] * 5  # the form again, with Django's error

@@ -144,3 +144,37 @@ def test_a_cache_outage_fails_login_closed_and_the_send_throttle_open(server_env
     assert int(login.headers["Retry-After"]) > 0
     log = (tmp_path / "serve.log").read_text()
     assert "cache_unavailable op=take key=throttle_send_ " in log and "cache_unavailable login" in log
+
+
+@pytest.fixture
+def proxy_env(worker_env: dict[str, str], request: pytest.FixtureRequest) -> dict[str, str]:
+    """The server's environment: two sign-ins per address and minute, and the proxies uvicorn
+    trusts (WEB_FORWARDED_ALLOW_IPS) as the test's parameter."""
+    worker_env["CACHE_KEY_PREFIX"] = uuid.uuid4().hex
+    worker_env["CACHE_URL"] = ""
+    worker_env["LOGIN_ADDRESS_RATE"] = "2/minute"
+    worker_env["WEB_FORWARDED_ALLOW_IPS"] = request.param
+    return worker_env
+
+
+@pytest.mark.parametrize(
+    ("proxy_env", "trusted"), [("127.0.0.1,::1", True), ("10.9.9.9", False)], indirect=["proxy_env"]
+)
+def test_the_client_address_is_the_forwarded_one_from_a_trusted_proxy_only(proxy_env, server, trusted):
+    """Behind a proxy that WEB_FORWARDED_ALLOW_IPS lists (here the test itself, on 127.0.0.1),
+    each client's address is the one X-Forwarded-For names, so one client beyond the address
+    rate leaves another signing in. From a peer it does not list, the header is ignored: every
+    request counts against the peer's own address."""
+    (name,) = pbkdf2_users("proxied", 1)
+
+    def from_address(address: str) -> int:
+        resp = httpx2.post(
+            f"{server}/api/v1/auth/token/",
+            json={"username": name, "password": PASSWORD},
+            headers={"X-Forwarded-For": address},
+            timeout=30,
+        )
+        return resp.status_code
+
+    assert [from_address("203.0.113.1") for _ in range(3)] == [200, 200, 429]
+    assert from_address("203.0.113.2") == (200 if trusted else 429)

@@ -82,6 +82,43 @@ def test_a_successful_login_resets_the_count(school, settings):
     assert login(other, "alice", "pw-alice").status_code == 200
 
 
+def test_failures_on_unknown_usernames_do_not_lock_the_address_out(school, settings):
+    """Many users share one address (a school's NAT): 10 failed sign-ins with usernames that do
+    not exist, then the right password from the same address signs in (no lockout of the
+    address, only of a username from it)."""
+    settings.LOGIN_FAILURE_LIMIT = 10
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 50
+    settings.LOGIN_FAILURE_WINDOW_SECONDS = 900
+    settings.LOGIN_ADDRESS_RATE = "60/minute"
+    client = client_for(None)
+    assert [login(client, f"nobody-{i}", "guess").status_code for i in range(10)] == [400] * 10
+    assert login(client, "alice", "pw-alice").status_code == 200
+    assert login(client, "bob", "pw-bob").status_code == 200
+
+
+def test_a_username_locked_from_one_address_signs_in_from_another(school, settings):
+    """LOGIN_FAILURE_LIMIT failures lock a username from that address only (the right password
+    included); from another address it signs in, until LOGIN_ACCOUNT_FAILURE_LIMIT failures from
+    all addresses lock it everywhere."""
+    settings.LOGIN_FAILURE_LIMIT = 3
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 5
+    guesser = client_for(None)
+    assert [login(guesser, "alice", f"wrong-{i}").status_code for i in range(4)] == [400, 400, 400, 429]
+    assert login(guesser, "alice", "pw-alice").status_code == 429
+    home = client_for(None)
+    home.defaults["REMOTE_ADDR"] = "10.0.0.5"
+    assert login(home, "alice", "pw-alice").status_code == 200
+    # Her sign-in forgot the account's count: five more failures from two addresses lock it.
+    other = client_for(None)
+    other.defaults["REMOTE_ADDR"] = "10.0.0.6"
+    assert [login(other, "alice", f"again-{i}").status_code for i in range(3)] == [400] * 3
+    assert [login(home, "alice", f"again-{i}").status_code for i in range(2)] == [400] * 2
+    elsewhere = client_for(None)
+    elsewhere.defaults["REMOTE_ADDR"] = "10.0.0.7"
+    locked = login(elsewhere, "alice", "pw-alice")
+    assert locked.status_code == 429 and 0 < int(locked["Retry-After"]) <= settings.LOGIN_FAILURE_WINDOW_SECONDS
+
+
 # --- Counters, the cache's outages, and the bounds on sign-in before hashing --------------------
 
 

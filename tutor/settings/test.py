@@ -26,6 +26,7 @@ from .base import env_int, env_rate
 THROTTLE_SEND_RATE = env_rate("THROTTLE_SEND_RATE", "")
 THROTTLE_MEMORY_WRITE_RATE = env_rate("THROTTLE_MEMORY_WRITE_RATE", "")
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 0)
+LOGIN_ACCOUNT_FAILURE_LIMIT = env_int("LOGIN_ACCOUNT_FAILURE_LIMIT", 0)
 LOGIN_ADDRESS_RATE = env_rate("LOGIN_ADDRESS_RATE", "")
 # In-process tests share their transaction with the turn's steps, on the test's own thread; the
 # server started in a subprocess by the tests sets it as production does.
