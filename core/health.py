@@ -162,7 +162,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "queues": queues,
 }
 # A check skipped when the one it needs has failed (it would fail the same way, after its own wait).
-NEEDS = {"migrations": "database", "queues": "broker"}
+NEEDS = {"migrations": "database", "queues": "broker", "safety_alerts": "database"}
 
 
 def ready_checks() -> dict[str, Callable[[], object]]:

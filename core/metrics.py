@@ -61,6 +61,12 @@ THROTTLED = Counter("tutor_throttled_requests", "Requests refused by a throttle 
 RESPONSES = Counter(
     "tutor_http_responses", "HTTP responses by URL pattern name, method and status.", ["route", "method", "status"]
 )
+SAFETY_UNROUTED = Counter(
+    "tutor_safety_alerts_unrouted",
+    "Crisis alerts that reached none of the student's own recipients, by who got them instead "
+    "(fallback: the safety lead or staff; nobody).",
+    ["outcome"],
+)
 TURNS_RUNNING = Gauge("tutor_turns_running", "Chat turns in progress.", multiprocess_mode="livesum")
 
 
@@ -93,6 +99,10 @@ def summary_stored(*, ended_at: float | None) -> None:
 
 def throttled(scope: str) -> None:
     THROTTLED.labels(scope=scope).inc()
+
+
+def safety_alert_unrouted(*, outcome: str) -> None:
+    SAFETY_UNROUTED.labels(outcome=outcome).inc()
 
 
 def response_observed(*, route: str, method: str, status: int) -> None:

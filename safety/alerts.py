@@ -9,6 +9,8 @@ Recipients, by escalation level (`recipients_for`):
 - level n >= 1 (`escalations_due`, a crisis only): the matching contacts of the next `order`,
   SAFETY_ESCALATION_MINUTES after the previous level while the flag is still open. When no
   order is left, escalation stops, and the flag's log says so.
+- a crisis that none of those can receive (no recipient at level 0, or every level-0 alert
+  failed) goes to the fallback, the school's safety lead or staff (`_fallback`, safety.unrouted).
 
 Each recipient and channel is one `Delivery` row (its unique constraint makes a second
 `flag_alert` harmless), made in one transaction with the flag's log, and sent by its own task
@@ -39,6 +41,7 @@ from standardwebhooks.webhooks import EmptyWebhookSecretError, Webhook
 
 from accounts.models import Classroom, User
 from core import background
+from safety import unrouted
 from safety.models import Delivery, Flag, FlagAction, SafetyContact
 from safety.types import Category, Severity
 
@@ -122,6 +125,17 @@ def recipients_for(flag: Flag, *, level: int) -> list[Recipient] | None:
     return list(unique.values())
 
 
+def _fallback(flag: Flag, *, why: str) -> list[Recipient]:
+    """The fallback's recipients for a crisis that reached none of its own (safety.unrouted),
+    the flag marked `alert_unrouted`, the error logged and counted. The caller holds the flag's
+    row lock and makes the deliveries."""
+    emails = unrouted.fallback_emails()
+    flag.alert_unrouted = True
+    flag.save(update_fields=["alert_unrouted", "updated_at"])
+    unrouted.unrouted_logged(flag, emails, why=why)
+    return [Recipient(Delivery.Channel.EMAIL, email) for email in emails]
+
+
 # --- Making the deliveries --------------------------------------------------------------------
 
 
@@ -173,9 +187,13 @@ def flag_alert(*, flag_id: int) -> int:
             pending = list(flag.deliveries.filter(level=0, status=Delivery.Status.PENDING).values_list("pk", flat=True))
         else:
             recipients = recipients_for(flag, level=0) or []
+            fallback = not recipients and flag.severity == Severity.CRISIS
+            if fallback:
+                recipients = _fallback(flag, why="no teacher's email and no safety contact for the student's classes")
             renew = flag.severity == Severity.CRISIS
             pending = _deliveries_make(flag, recipients, level=0, renew=renew)
             targets = ", ".join(f"{r.channel}:{r.target}" for r in recipients) or "no one to alert"
+            targets = f"none of the student's recipients; fallback: {targets}" if fallback else targets
             FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.NOTE, note=f"{marker}: {targets}")
             if flag.severity == Severity.CRISIS and flag.status == Flag.Status.OPEN:
                 flag.escalate_at = timezone.now() + timedelta(minutes=settings.SAFETY_ESCALATION_MINUTES)
@@ -300,15 +318,38 @@ def delivery_send(*, delivery_id: int) -> str:
 
 def delivery_fail(*, delivery_id: int, error: str) -> None:
     """Settle a delivery failed after its last try (or at once, when no try can succeed), and
-    log `notify_failed` with the error on its flag. Only a pending delivery is settled, once."""
+    log `notify_failed` with the error on its flag. Only a pending delivery is settled, once.
+    The last level-0 alert of a crisis to fail sends it to the fallback (`_fallback_after_failures`)."""
     with transaction.atomic():
         delivery = Delivery.objects.select_related("flag").filter(pk=delivery_id).first()
-        if delivery is None or not _settle(delivery, status=Delivery.Status.FAILED, error=error):
+        if delivery is None:
+            return
+        # The flag's lock before its delivery's row, in the order flag_alert takes them.
+        flag = Flag.objects.select_for_update().get(pk=delivery.flag_id)
+        if not _settle(delivery, status=Delivery.Status.FAILED, error=error):
             return
         FlagAction.objects.create(
-            flag=delivery.flag, kind=FlagAction.Kind.NOTIFY_FAILED, recipient=_recipient(delivery), note=error[:2000]
+            flag=flag, kind=FlagAction.Kind.NOTIFY_FAILED, recipient=_recipient(delivery), note=error[:2000]
         )
+        if delivery.level == 0:
+            _fallback_after_failures(flag)
     logger.error("safety flag %s: %s to %s failed: %s", delivery.flag_id, delivery.channel, delivery.target, error)
+
+
+def _fallback_after_failures(flag: Flag) -> None:
+    """An open crisis none of whose level-0 alerts was sent or is still pending goes to the
+    fallback, once (`alert_unrouted` guards). The caller holds the flag's lock in its
+    transaction; the deliveries are sent after commit."""
+    if flag.severity != Severity.CRISIS or flag.status != Flag.Status.OPEN or flag.alert_unrouted:
+        return
+    if flag.deliveries.filter(level=0, status__in=[Delivery.Status.PENDING, Delivery.Status.SENT]).exists():
+        return
+    recipients = _fallback(flag, why="every alert failed")
+    pending = _deliveries_make(flag, recipients, level=0, renew=False)
+    targets = ", ".join(f"{r.channel}:{r.target}" for r in recipients) or "no one to alert"
+    FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.NOTE, note=f"every alert failed; fallback: {targets}")
+    for delivery_id in pending:
+        background.enqueue(SEND_TASK, delivery_id)
 
 
 def _settle(delivery: Delivery, *, status: str, error: str = "") -> bool:

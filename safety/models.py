@@ -63,6 +63,9 @@ class Flag(models.Model):
     # next one is due (null: none).
     escalation_level = models.PositiveIntegerField(default=0)
     escalate_at = models.DateTimeField(null=True, blank=True)
+    # A crisis that none of the student's own recipients could receive: alerted to the fallback
+    # instead (safety.unrouted), shown in the queue and on /health/ready while open.
+    alert_unrouted = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

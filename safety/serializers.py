@@ -58,6 +58,7 @@ SAFETY_FLAG_FIELDS = [
     "outcome",
     "escalation_level",
     "escalate_at",
+    "alert_unrouted",
     "created_at",
     "updated_at",
 ]
@@ -80,6 +81,10 @@ class FlagOutput(serializers.ModelSerializer[Flag]):
             "excerpt": {"help_text": "What the flag is about, shortened."},
             "outcome": {"help_text": "The start of the note that closed it."},
             "escalate_at": {"help_text": "When the next contact is alerted if no one acknowledges; null: none."},
+            "alert_unrouted": {
+                "help_text": "A crisis that none of the student's teachers and safety contacts could receive: "
+                "it went to the school's safety lead or staff instead (docs/safety.md)."
+            },
         }
 
 

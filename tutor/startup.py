@@ -1,20 +1,27 @@
 """What a web or worker process does before its first request or task: load the local embedder
 (seconds of model start-up that would otherwise fall on the first student's message) and say in
-the log which chat model, summary model, embedder and context windows it uses."""
+the log which chat model, summary model, embedder and context windows it uses, and which classes
+have no crisis alert recipient of their own (safety.unrouted)."""
 
 from __future__ import annotations
 
 import logging
 import time
 
+from core.db import connection_release
 from llm import gateway
 from memory.search import embeddings
+from safety import unrouted
 
 logger = logging.getLogger("tutor.startup")
 
 
 def warm_up() -> None:
     """Never raises: a process starts even if the model server or the embedder is not ready."""
+    try:
+        unrouted.recipients_report()
+    finally:
+        connection_release()
     for label, profile in (("chat", gateway.chat_profile()), ("summary", gateway.background_profile())):
         if not gateway.is_configured(profile):
             logger.warning(

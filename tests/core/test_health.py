@@ -12,6 +12,7 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from core import health
+from safety import unrouted
 from tests.conftest import free_port
 
 
@@ -35,6 +36,7 @@ def test_ready_passes_every_check_and_then_reads_only_select_1(anonymous, settin
     each check "ok" (the embedder "skipped": recall is lexical here); once the migrations have
     been seen applied, a poll costs one query."""
     health._migrations_applied = False
+    unrouted._last_check = None
     resp = anonymous.get("/health/ready")
     assert resp.status_code == 200, resp.content
     body = resp.json()
@@ -48,6 +50,7 @@ def test_ready_passes_every_check_and_then_reads_only_select_1(anonymous, settin
         "broker": "ok",
         "cache": "ok",
         "embedder": "skipped",
+        "safety_alerts": "ok",
     }
     with django_assert_max_num_queries(1) as captured:
         assert anonymous.get("/health/ready").status_code == 200

@@ -30,8 +30,12 @@ METRICS_BACKLOGS: dict[str, tuple[str, dict[str, object]]] = {
     "file_extraction": ("conversations.ConversationFile", {"status": "pending"}),
 }
 # /health/ready's checks beyond the database, migrations, broker and cache: {name: dotted path
-# of a callable that raises core.health.CheckFailed, or returns False when it does not apply}.
-HEALTH_READY_CHECKS = {"embedder": "memory.search.embeddings.embedder_ready"}
+# of a callable that raises core.health.CheckFailed (or CheckWarning), or returns False when it
+# does not apply}.
+HEALTH_READY_CHECKS = {
+    "embedder": "memory.search.embeddings.embedder_ready",
+    "safety_alerts": "safety.unrouted.ready_check",
+}
 # /health/* and /metrics are answered by the first middleware (core.health.OperationsEndpoints),
 # before the HTTPS redirect, the host check, sessions, CSRF and authentication: a balancer or a
 # scraper polls a node by its address, over plain HTTP. Listed here for SecurityMiddleware too.

@@ -34,6 +34,10 @@ SAFETY_WEBHOOK_TIMEOUT_SECONDS = env_float("SAFETY_WEBHOOK_TIMEOUT_SECONDS", 5.0
 SAFETY_DELIVERY_MAX_RETRIES = env_int("SAFETY_DELIVERY_MAX_RETRIES", 8)
 SAFETY_DELIVERY_BACKOFF_SECONDS = env_float("SAFETY_DELIVERY_BACKOFF_SECONDS", 10.0)
 SAFETY_ESCALATION_MINUTES = env_float("SAFETY_ESCALATION_MINUTES", 15.0)
+# The school's safety lead: who gets a crisis that none of the student's teachers and contacts
+# can receive (no email, none covering the class, every alert failed); empty: every active staff
+# account with an email address (safety.unrouted).
+SAFETY_LEAD_EMAILS = env_list("SAFETY_LEAD_EMAILS", "")
 # The pattern across conversations: this many lower-severity signals (distress) within this many
 # days raise a concern citing them.
 SAFETY_PATTERN_COUNT = env_int("SAFETY_PATTERN_COUNT", 3)

@@ -122,6 +122,7 @@ function flagCard(flag: Flag): HTMLElement {
         " ",
         t(`category_${flag.category}`),
       ),
+      flag.alert_unrouted && h("p", { class: "error unrouted" }, t("flag_unrouted")),
       h("p", { class: "excerpt" }, flag.excerpt),
       details,
       flag.status === "open" && acknowledgeForm(flag),

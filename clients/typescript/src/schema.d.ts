@@ -1542,6 +1542,7 @@ export interface components {
             readonly escalation_level: number;
             /** Format: date-time */
             readonly escalate_at: string | null;
+            readonly alert_unrouted: boolean;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -1839,6 +1840,8 @@ export interface components {
              * @description When the next contact is alerted if no one acknowledges; null: none.
              */
             readonly escalate_at: string | null;
+            /** @description A crisis that none of the student's teachers and safety contacts could receive: it went to the school's safety lead or staff instead (docs/safety.md). */
+            readonly alert_unrouted: boolean;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -1886,6 +1889,8 @@ export interface components {
              * @description When the next contact is alerted if no one acknowledges; null: none.
              */
             readonly escalate_at: string | null;
+            /** @description A crisis that none of the student's teachers and safety contacts could receive: it went to the school's safety lead or staff instead (docs/safety.md). */
+            readonly alert_unrouted: boolean;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
