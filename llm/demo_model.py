@@ -7,7 +7,9 @@ It answers `GET /v1/models` (one model, DEMO_MODEL_ID) and `POST /v1/chat/comple
 or not, telling each of the product's prompts apart by its first words (`KIND_MARKERS`: a test
 checks them against the prompts themselves):
 
-- the chat: a short reply, in the student's language (English or French);
+- the chat: a short reply, in the student's language (English or French); asked for a quiz
+  ("quiz" in the message) with the create_quiz tool offered, it calls the tool with a short
+  quiz on adding fractions, then says the quiz is below;
 - a conversation's summary: JSON {"title", "content"} within the product's rules (4-10 words,
   2-4 sentences), from the student's first message;
 - compression and a summary's part notes: one plain sentence;
@@ -114,6 +116,51 @@ def chat_reply(body: dict[str, Any]) -> str:
     return " ".join(lines)
 
 
+QUIZ_TOOL = "create_quiz"
+
+
+def quiz_arguments(french: bool) -> dict[str, Any]:
+    """The create_quiz tool's arguments (learning.validation): two questions on adding fractions."""
+    return {
+        "topic": "Quiz de démonstration" if french else "Demo quiz",
+        "skill": "additionner des fractions" if french else "adding fractions",
+        "questions": [
+            {
+                "kind": "multiple_choice",
+                "prompt": "Combien font 1/2 + 1/4 ?" if french else "What is 1/2 + 1/4?",
+                "choices": ["3/4", "2/6", "1/8"],
+                "answer": "3/4",
+                "explanation": "1/2 = 2/4, et 2/4 + 1/4 = 3/4." if french else "1/2 = 2/4, and 2/4 + 1/4 = 3/4.",
+            },
+            {
+                "kind": "numeric",
+                "prompt": "Combien font 0,5 + 0,25 ?" if french else "What is 0.5 + 0.25?",
+                "answer": 0.75,
+                "explanation": "0,5 + 0,25 = 0,75." if french else "0.5 + 0.25 = 0.75.",
+            },
+        ],
+    }
+
+
+def quiz_call(body: dict[str, Any]) -> dict[str, Any] | None:
+    """A create_quiz call when the student's last message asks for a quiz and the tool is offered."""
+    messages = body.get("messages") or []
+    last = messages[-1] if messages else {}
+    offered = {str((tool.get("function") or {}).get("name")) for tool in body.get("tools") or []}
+    if last.get("role") != "user" or QUIZ_TOOL not in offered or "quiz" not in _text(last.get("content")).lower():
+        return None
+    arguments = json.dumps(quiz_arguments(_french(body)), ensure_ascii=False)
+    function = {"name": QUIZ_TOOL, "arguments": arguments}
+    return {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": function}
+
+
+def after_tools(body: dict[str, Any]) -> str:
+    """The reply once the tools ran (the last message is a tool's result)."""
+    if _french(body):
+        return "(Modèle de démonstration.) Voici un petit quiz : répondez ci-dessous, il est corrigé aussitôt."
+    return "(Demo model.) Here is a short quiz: answer it below, and it is graded at once."
+
+
 def summary(body: dict[str, Any]) -> dict[str, str]:
     """A conversation's summary within the product's rules (memory.validation): a title of 4 to
     10 words, a content of 2 sentences, from the student's first message."""
@@ -208,6 +255,9 @@ def answer(body: dict[str, Any]) -> str:
         return json.dumps({"category": "none", "severity": "none", "confidence": 0.5, "reason": reason})
     if kind == "ask":
         return ask(body)
+    messages = body.get("messages") or [{}]
+    if messages[-1].get("role") == "tool":
+        return after_tools(body)
     return chat_reply(body)
 
 
@@ -259,17 +309,23 @@ class Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions") or not isinstance(body, dict):
             self._send(404, {"error": {"message": "not found", "type": "not_found"}})
             return
-        content, finish = _capped(answer(body), body)
+        call = quiz_call(body) if classify(body) == "chat" else None
+        content, finish = ("", "tool_calls") if call else _capped(answer(body), body)
         ident = f"chatcmpl-{uuid.uuid4().hex[:12]}"
         model = str(body.get("model") or DEMO_MODEL_ID)
         if body.get("stream"):
-            self._stream(body, ident, model, content, finish)
+            self._stream(body, ident, model, content, finish, call)
             return
-        choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if call:
+            message["tool_calls"] = [call]
+        choice = {"index": 0, "message": message, "finish_reason": finish}
         payload = {"id": ident, "object": "chat.completion", "created": int(time.time()), "model": model}
         self._send(200, {**payload, "choices": [choice], "usage": _usage(body, content)})
 
-    def _stream(self, body: dict[str, Any], ident: str, model: str, content: str, finish: str) -> None:
+    def _stream(
+        self, body: dict[str, Any], ident: str, model: str, content: str, finish: str, call: dict[str, Any] | None
+    ) -> None:
         """Server-Sent Events, as OpenAI streams: a word a chunk, the finish, the usage if asked."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -285,6 +341,8 @@ class Handler(BaseHTTPRequestHandler):
         event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
         for word in re.findall(r"\S+\s*|\s+", content):
             event([{"index": 0, "delta": {"content": word}, "finish_reason": None}])
+        if call:
+            event([{"index": 0, "delta": {"tool_calls": [{"index": 0, **call}]}, "finish_reason": None}])
         event([{"index": 0, "delta": {}, "finish_reason": finish}])
         if (body.get("stream_options") or {}).get("include_usage"):
             event([], usage=_usage(body, content))

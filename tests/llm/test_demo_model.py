@@ -17,6 +17,7 @@ from conversations.prompts import COMPRESSION_PROMPT
 from conversations.services import conversation_close
 from conversations.summaries import Outcome, conversation_summary_write
 from insights.prompts import ASK_PREAMBLE
+from learning.models import Quiz
 from learning.prompts import GRADING_PROMPT, grading_messages, parse_grading
 from llm import demo_model
 from memory.lifecycle_prompts import EXTRACTION_PROMPT, MERGE_PROMPT
@@ -120,6 +121,19 @@ def test_a_turn_and_a_summary_through_the_demo_model(clients, demo):
     assert conversation_summary_write(conversation_id=cid) == Outcome.STORED
     summary = AIMemory.objects.get(source_conversation_id=cid, kind=AIMemory.Kind.SUMMARY)
     assert summary.title == "Demo session about How do I add 1/2 and" and not summary.needs_review
+
+
+def test_asked_for_a_quiz_it_creates_one_with_the_tool(clients, demo):
+    """A student asking for a quiz gets one: the demo model calls create_quiz (offered to it),
+    the quiz is stored for the conversation and sent with the reply, which says it is below."""
+    cid = start(clients["alice"])
+    resp = send(clients["alice"], cid, "Can I have a quiz please?")
+    assert resp.status_code == 201, resp.content
+    body = resp.json()
+    assert body["reply"]["content"] == "(Demo model.) Here is a short quiz: answer it below, and it is graded at once."
+    quiz = Quiz.objects.get(conversation_id=cid)
+    assert quiz.skill == "adding fractions" and quiz.question_count == 2
+    assert [q["id"] for q in body["quizzes"]] == [quiz.pk]
 
 
 def test_the_reply_is_cut_at_max_tokens():
