@@ -741,10 +741,11 @@ def worksheet_text(rng: random.Random, chars: int) -> str:
 def seed_files(*, conversation_id: int, count: int, rng: random.Random) -> None:
     """`count` files of the conversation as extraction leaves them, ready, 3 of every 5 a PDF of
     2 to 4 pages of about 1,000 characters (pages separated by "\\f"), the others plain-text notes of
-    about 2,500 characters; each with its file memory (conversations.files.file_memory_save)."""
+    about 2,500 characters; each with its file memory (conversations.file_extraction.file_memory_save)."""
     from django.utils import timezone
 
-    from conversations.files import PAGE_BREAK, PDF, TEXT, file_memory_save
+    from conversations.file_extraction import file_memory_save
+    from conversations.files import PAGE_BREAK, PDF, TEXT
     from conversations.models import ConversationFile
 
     now = timezone.now()

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.utils import timezone
 
-from conversations import files, services, summaries
+from conversations import file_extraction, files, services, summaries
 from conversations.models import Conversation, ConversationFile
 from core import background
 from llm.gateway import LLMError
@@ -35,7 +35,7 @@ def conversations_end_idle() -> int:
     time_limit=settings.FILES_EXTRACT_TIME_LIMIT_SECONDS + 60,
 )
 def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
-    """Extract the text of an uploaded file and settle its status (`files.file_extract`).
+    """Extract the text of an uploaded file and settle its status (`file_extraction.file_extract`).
 
     Safe to run twice or to be redelivered: only a pending file is read, and its outcome is
     written by an update conditional on `status = pending`. A malformed or encrypted PDF is
@@ -44,21 +44,21 @@ def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
     up to FILES_EXTRACT_MAX_ATTEMPTS tries; after that `files_sweep` sends the file again later,
     and each try counts: past the cap the file is settled unreadable (`extraction_failed`), so a
     file that kills its worker is not redelivered for ever. A PDF is read in a child process
-    within bounds of decompressed bytes, memory and time (`files._pdf_extract`): a file past
+    within bounds of decompressed bytes, memory and time (`file_extraction._pdf_extract`): a file past
     them is settled unreadable (`too_large`, `too_slow`), and the worker's memory is not touched
     by it. A try past Celery's time limit (prefork pool; the storage or the database hanging) is
     settled `extraction_failed`.
     """
     try:
-        return files.file_extract(file_id=file_id)
+        return file_extraction.file_extract(file_id=file_id)
     except SoftTimeLimitExceeded:
         logger.error(
             "file %s: extraction took longer than %ss", file_id, settings.FILES_EXTRACT_TIME_LIMIT_SECONDS + 30
         )
-        unreadable = files.Extraction(
+        unreadable = file_extraction.Extraction(
             status=ConversationFile.Status.UNREADABLE, reason=ConversationFile.Reason.EXTRACTION_FAILED
         )
-        return files.file_extract_settle(file_id=file_id, extraction=unreadable)
+        return file_extraction.file_extract_settle(file_id=file_id, extraction=unreadable)
     except (files.StorageUnavailable, DatabaseError, InterfaceError) as exc:
         if not background.last_try(self):
             logger.info("file %s: extraction retry in %.1fs (%s)", file_id, background.retry_countdown(self), exc)
@@ -74,9 +74,9 @@ def file_extract(self, file_id: int) -> str:  # type: ignore[no-untyped-def]
 
 @shared_task(acks_late=True)
 def files_sweep() -> int:
-    """Re-enqueue the files left pending (`files.files_pending_due`): a lost or unsent message, a
+    """Re-enqueue the files left pending (`file_extraction.files_pending_due`): a lost or unsent message, a
     worker that died. Runs every minute (beat). Idempotent: a file extracted twice is written once."""
-    due = files.files_pending_due()
+    due = file_extraction.files_pending_due()
     if due:
         ConversationFile.objects.filter(pk__in=due).update(extract_requested_at=timezone.now())
     for file_id in due:

@@ -3,7 +3,7 @@
 the flag's scores say which backends answered).
 
 A file is screened by the Celery task `safety.tasks.file_screen`, enqueued when its extraction
-settles it ready (`connect`: a receiver of conversations.files.file_ready). Screening again is
+settles it ready (`connect`: a receiver of conversations.file_extraction.file_ready). Screening again is
 harmless: the file's flag is merged (`recording.flag_record`).
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 
 from django.conf import settings
 
-from conversations.files import PromptFile, file_ready, image_data_url
+from conversations.file_extraction import file_ready
+from conversations.files import PromptFile, image_data_url
 from conversations.models import ConversationFile
 from core import background
 from safety import offline, recording

@@ -26,7 +26,7 @@ from django.utils import timezone
 from fpdf import FPDF
 from pypdf import PdfWriter
 
-from conversations import files
+from conversations import file_extraction, files
 from conversations.models import ConversationFile
 from conversations.services import conversation_close
 from conversations.tasks import file_extract
@@ -309,7 +309,9 @@ def test_a_pdf_past_the_memory_limit_is_unreadable(settings):
     space): a file that needs more is unreadable `too_large`, whatever the bytes limit."""
     settings.FILES_EXTRACT_MAX_DECODED_BYTES = 10**12
     settings.FILES_EXTRACT_MAX_MEMORY_BYTES = 160 * 1024 * 1024
-    result = files.extract_content(data=bomb_pdf_bytes(pages=24, expands_to=8_000_000), content_type="application/pdf")
+    result = file_extraction.extract_content(
+        data=bomb_pdf_bytes(pages=24, expands_to=8_000_000), content_type="application/pdf"
+    )
     assert (result.status, result.reason, result.text) == ("unreadable", "too_large", "")
 
 
@@ -319,7 +321,7 @@ def test_a_pdf_that_takes_too_long_is_unreadable_and_its_reader_stopped(settings
     settings.FILES_EXTRACT_TIME_LIMIT_SECONDS = 0.5
     data = slow_pdf_bytes(hex_digits=4_000_000)  # about two seconds of parsing
     started = time.monotonic()
-    result = files.extract_content(data=data, content_type="application/pdf")
+    result = file_extraction.extract_content(data=data, content_type="application/pdf")
     assert (result.status, result.reason, result.text) == ("unreadable", "too_slow", "")
     assert time.monotonic() - started < 1.5
 
@@ -541,12 +543,12 @@ def test_running_the_extraction_twice_changes_nothing(clients):
     """The second run finds the file settled and writes nothing."""
     cid = start(clients["alice"])
     body = uploaded(clients["alice"], cid, "sheet.pdf", pdf_bytes("One half", "One third"))
-    assert files.file_extract(file_id=body["id"]) == "ready"
+    assert file_extraction.file_extract(file_id=body["id"]) == "ready"
     first = row_state(body["id"])
     assert first[:3] == ("ready", "", 2) and first[-1] == 1
-    assert files.file_extract(file_id=body["id"]) == "already_done"
+    assert file_extraction.file_extract(file_id=body["id"]) == "already_done"
     assert row_state(body["id"]) == first
-    assert files.file_extract(file_id=10**12) == "no_such_file"
+    assert file_extraction.file_extract(file_id=10**12) == "no_such_file"
 
 
 def test_a_limit_lowered_after_the_upload_does_not_cut_the_file(clients, settings):
@@ -554,26 +556,28 @@ def test_a_limit_lowered_after_the_upload_does_not_cut_the_file(clients, setting
     cid = start(clients["alice"])
     body = uploaded(clients["alice"], cid, "sheet.pdf", pdf_bytes("Seven eighths"))
     settings.FILES_MAX_BYTES = 100
-    assert files.file_extract(file_id=body["id"]) == "ready"
+    assert file_extraction.file_extract(file_id=body["id"]) == "ready"
     assert "Seven eighths" in ConversationFile.objects.get(pk=body["id"]).text
 
 
 def test_extraction_caps_the_text_and_cleans_it(settings):
     """FILES_MAX_TEXT_CHARS caps the stored text (marked truncated); NULs are dropped."""
     settings.FILES_MAX_TEXT_CHARS = 50
-    long_pdf = files.extract_content(data=pdf_bytes("a" * 40, "b" * 40, "c" * 40), content_type="application/pdf")
+    long_pdf = file_extraction.extract_content(
+        data=pdf_bytes("a" * 40, "b" * 40, "c" * 40), content_type="application/pdf"
+    )
     assert (long_pdf.status, long_pdf.pages, long_pdf.truncated, len(long_pdf.text)) == ("ready", 3, True, 50)
-    text = files.extract_content(data=b"x\x00y" + b"z" * 100, content_type="text/plain")
+    text = file_extraction.extract_content(data=b"x\x00y" + b"z" * 100, content_type="text/plain")
     assert (text.text, text.truncated) == ("xy" + "z" * 48, True)
-    blank = files.extract_content(data=b"  \n\t ", content_type="text/markdown")
+    blank = file_extraction.extract_content(data=b"  \n\t ", content_type="text/markdown")
     assert (blank.status, blank.reason) == ("unreadable", "no_text")
-    assert files.extract_content(data=png_bytes(), content_type="image/png").status == "ready"
+    assert file_extraction.extract_content(data=png_bytes(), content_type="image/png").status == "ready"
 
 
 def test_a_pdf_opened_by_the_empty_password_is_read():
     """An encrypted PDF that any viewer opens without asking (empty user password) is read."""
     data = encrypted_pdf_bytes("Owner-protected only", password="")
-    result = files.extract_content(data=data, content_type="application/pdf")
+    result = file_extraction.extract_content(data=data, content_type="application/pdf")
     assert (result.status, result.pages) == ("ready", 1) and "Owner-protected only" in result.text
 
 
@@ -587,14 +591,14 @@ def test_the_storage_down_is_retried_and_counted_a_missing_file_is_unreadable(cl
     with mock.patch.object(type(storage), "open", side_effect=PermissionError("denied")):
         for _ in range(2):
             with pytest.raises(files.StorageUnavailable):
-                files.file_extract(file_id=body["id"])
+                file_extraction.file_extract(file_id=body["id"])
     assert row_state(body["id"])[0] == "pending" and row_state(body["id"])[-1] == 2
-    assert files.file_extract(file_id=body["id"]) == "unreadable"
+    assert file_extraction.file_extract(file_id=body["id"]) == "unreadable"
     assert row_state(body["id"])[:2] == ("unreadable", "extraction_failed")
 
     gone = uploaded(clients["alice"], cid, "gone.txt", b"soon deleted")
     storage.delete(ConversationFile.objects.get(pk=gone["id"]).storage_name)
-    assert files.file_extract(file_id=gone["id"]) == "unreadable"
+    assert file_extraction.file_extract(file_id=gone["id"]) == "unreadable"
     assert row_state(gone["id"])[:2] == ("unreadable", "missing")
 
 
@@ -605,13 +609,13 @@ def test_the_sweep_finds_files_left_pending(clients, settings):
     stale = uploaded(clients["alice"], cid, "stale.txt", b"lost message")
     fresh = uploaded(clients["alice"], cid, "fresh.txt", b"just sent")
     done = uploaded(clients["alice"], cid, "done.txt", b"already read")
-    files.file_extract(file_id=done["id"])
+    file_extraction.file_extract(file_id=done["id"])
     old = timezone.now() - timedelta(seconds=django_settings.FILES_SWEEP_AFTER_SECONDS + 5)
     ConversationFile.objects.filter(pk__in=[stale["id"], done["id"]]).update(extract_requested_at=old)
-    assert files.files_pending_due() == [stale["id"]]
+    assert file_extraction.files_pending_due() == [stale["id"]]
     schedule = beat_schedule()["sweep-pending-files"]
     assert schedule == {"task": "conversations.tasks.files_sweep", "schedule": 60.0}
-    assert fresh["id"] not in files.files_pending_due()
+    assert fresh["id"] not in file_extraction.files_pending_due()
 
 
 @pytest.mark.worker

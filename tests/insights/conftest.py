@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from conversations import files
+from conversations import file_extraction
 from learning.models import Quiz, SkillMastery, Task
 from memory.models import AIMemory
 from memory.services.notes import teacher_note_create
@@ -91,7 +91,7 @@ def record(school: dict[str, Any], clients: dict[str, Any], llm: Any) -> Record:
     cid = start(clients["alice"])
     resp = upload(clients["alice"], cid, "fractions.txt", b"My notes on fractions: find a common denominator first.\n")
     assert resp.status_code == 201, resp.content
-    files.file_extract(file_id=resp.json()["id"])
+    file_extraction.file_extract(file_id=resp.json()["id"])
     bob_memory = memory_create(
         student=bob,
         kind=AIMemory.Kind.FACT,

@@ -12,7 +12,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
-from conversations import files
+from conversations import file_extraction
 from learning.models import Quiz, TaskStatus
 from memory.models import AIMemory
 from memory.selectors import memories_for_prompt, memory_search
@@ -180,8 +180,8 @@ def test_the_conversations_files_are_in_the_prompt(clients, llm, settings):
     cid = start(clients["alice"])
     pdf = uploaded(clients["alice"], cid, "worksheet.pdf", pdf_bytes("Exercise 1: 2/3 x 3/4 = ?"), "application/pdf")
     image = uploaded(clients["alice"], cid, "my-work.png", png_bytes(), "image/png")
-    files.file_extract(file_id=pdf["id"])
-    files.file_extract(file_id=image["id"])
+    file_extraction.file_extract(file_id=pdf["id"])
+    file_extraction.file_extract(file_id=image["id"])
     pending = uploaded(clients["alice"], cid, "notes.txt", b"My notes on fractions.", "text/plain")
     assert send(clients["alice"], cid, "Help with exercise 1", "f1").status_code == 201
     messages = llm.calls("chat")[-1]["messages"]
@@ -206,8 +206,8 @@ def test_a_long_file_is_cut_to_the_budget_and_every_file_is_named(clients, llm, 
     long_text = " ".join(f"word{i}" for i in range(3000)).encode()
     first = uploaded(clients["alice"], cid, "long.txt", long_text, "text/plain")
     second = uploaded(clients["alice"], cid, "short.md", b"# Short\nA short file.", "text/markdown")
-    files.file_extract(file_id=first["id"])
-    files.file_extract(file_id=second["id"])
+    file_extraction.file_extract(file_id=first["id"])
+    file_extraction.file_extract(file_id=second["id"])
     assert send(clients["alice"], cid).status_code == 201
     record = record_of(llm.calls("chat")[-1]["messages"])
     from llm.tokens import count_tokens
@@ -231,8 +231,8 @@ def test_quiz_results_and_files_become_recallable_memories(clients, llm, school)
         == 201
     )
     body = uploaded(clients["alice"], cid, "decimals.txt", b"Converting decimals to percentages.", "text/plain")
-    files.file_extract(file_id=body["id"])
-    files.file_extract(file_id=body["id"])  # a redelivery writes nothing new
+    file_extraction.file_extract(file_id=body["id"])
+    file_extraction.file_extract(file_id=body["id"])  # a redelivery writes nothing new
 
     result = AIMemory.objects.get(kind="quiz_result")
     assert (result.source, result.source_ref, result.source_conversation_id) == ("quiz", f"quiz:{quiz_id}", cid)

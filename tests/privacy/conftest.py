@@ -16,7 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import Enrollment, User
-from conversations import files
+from conversations import file_extraction
 from conversations.models import ContextCheckpoint, ConversationFile, Message, ReplyMemory
 from learning.models import Quiz
 from memory.card import card_propose, card_update
@@ -144,7 +144,7 @@ def build_rich_student(school: dict[str, Any], llm: Any) -> Rich:
     resp = upload(client, cid, "notes.txt", f"{word} homework notes\n".encode())
     assert resp.status_code == 201, resp.content
     file_id = resp.json()["id"]
-    files.file_extract(file_id=file_id)
+    file_extraction.file_extract(file_id=file_id)
     stored = ConversationFile.objects.get(pk=file_id)
     assert stored.status == "ready" and word in stored.text
 
