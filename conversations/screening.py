@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from rest_framework import serializers
 
+from core.registry import Registry
 from llm.tools import ToolEvent, ToolEventType
 
 if TYPE_CHECKING:
@@ -142,27 +143,28 @@ EVENT_TYPES = (
     ),
 )
 
-_guard: Guard | None = None
+# One guard screens a turn: the registry's one slot.
+_GUARD = "guard"
+_registry: Registry[Guard] = Registry("screening guard", key=lambda guard: _GUARD, replace="any")
 
 
 def register(guard: Guard) -> None:
     """Make `guard` the turn's screening (registering again replaces it)."""
-    global _guard
-    _guard = guard
+    _registry.register(guard)
 
 
 def unregister() -> None:
-    global _guard
-    _guard = None
+    _registry.unregister(_GUARD)
 
 
 def registered() -> Guard | None:
-    return _guard
+    return _registry.get(_GUARD)
 
 
 def begin(turn: ScreenTurn) -> TurnScreen:
     """The turn's screening, started; a turn with no guard gets one that finds nothing."""
-    return _guard.begin(turn) if _guard is not None else _Unscreened()
+    guard = registered()
+    return guard.begin(turn) if guard is not None else _Unscreened()
 
 
 def event_types() -> list[ToolEventType]:

@@ -22,11 +22,14 @@ import random
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from celery import Task, current_app
 from django.conf import settings
 from django.db import transaction
+
+from core.registry import Registry
 
 logger = logging.getLogger(__name__)
 
@@ -160,18 +163,24 @@ class Periodic:
     seconds: float
 
 
-_schedule: dict[str, Periodic] = {}
+@dataclass(frozen=True)
+class _Entry:
+    key: str
+    periodic: Periodic
+
+
+_schedule: Registry[_Entry] = Registry("periodic task", key=attrgetter("key"), replace="any", order=attrgetter("key"))
 
 
 def periodic(key: str, task: str, seconds: float) -> None:
     """Declare that beat runs task `task` every `seconds`, under the entry `key`. Declaring the
     same key again replaces it; `seconds` of 0 or less leaves the task out of the schedule."""
     if seconds <= 0:
-        _schedule.pop(key, None)
+        _schedule.unregister(key)
         return
-    _schedule[key] = Periodic(task=task, seconds=float(seconds))
+    _schedule.register(_Entry(key, Periodic(task=task, seconds=float(seconds))))
 
 
 def beat_schedule() -> dict[str, dict[str, Any]]:
     """The schedule in Celery's `beat_schedule` form: every periodic task the apps declared."""
-    return {key: {"task": p.task, "schedule": p.seconds} for key, p in sorted(_schedule.items())}
+    return {entry.key: {"task": entry.periodic.task, "schedule": entry.periodic.seconds} for entry in _schedule}

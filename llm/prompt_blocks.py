@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
 
+from core.registry import Registry
+
 logger = logging.getLogger(__name__)
 
 
@@ -113,21 +115,21 @@ class BaseBlock(ABC):
     def build(self, turn: PromptTurn, budget: int) -> Part: ...
 
 
-_registry: dict[str, PromptBlock] = {}
+_registry: Registry[PromptBlock] = Registry("prompt block", replace="any", order=lambda b: (b.position, b.name))
 
 
 def register(block: PromptBlock) -> None:
     """Add `block` to every chat prompt (replacing a block of the same name)."""
-    _registry[block.name] = block
+    _registry.register(block)
 
 
 def unregister(name: str) -> None:
-    _registry.pop(name, None)
+    _registry.unregister(name)
 
 
 def registered() -> list[PromptBlock]:
     """The registered blocks in prompt order."""
-    return sorted(_registry.values(), key=lambda b: (b.position, b.name))
+    return _registry.items()
 
 
 @dataclass(frozen=True)

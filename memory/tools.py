@@ -9,30 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm.tools import Tool, ToolContext, ToolEvent, ToolEventType, ToolResult
+from pydantic import ConfigDict, Field
+
+from llm.tools import Tool, ToolArguments, ToolContext, ToolEvent, ToolEventType, ToolResult
 from memory.models import AIMemory
 from memory.serializers import MemoryOutput
 from memory.services.notes import memory_note_save
 
-SAVE_MEMORY_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "save_memory",
-        "description": (
-            "Keep a note about the student for future conversations, e.g. 'Struggles with "
-            "fractions but strong in geometry'."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string", "description": "4 to 10 words."},
-                "content": {"type": "string", "description": "The note, at most 200 words."},
-            },
-            "required": ["title", "content"],
-            "additionalProperties": False,
-        },
-    },
-}
+
+class SaveMemoryArguments(ToolArguments):
+    """save_memory's arguments; the note's rules (a title of 4 to 10 words, a content of at most
+    200 words) are memory.validation's, checked by the service."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(description="4 to 10 words.")
+    content: str = Field(description="The note, at most 200 words.")
 
 
 def memory_event(memory: AIMemory) -> dict[str, Any]:
@@ -44,7 +36,11 @@ def memory_event(memory: AIMemory) -> dict[str, Any]:
 
 class SaveMemory(Tool):
     name = "save_memory"
-    schema = SAVE_MEMORY_TOOL
+    description = (
+        "Keep a note about the student for future conversations, e.g. 'Struggles with "
+        "fractions but strong in geometry'."
+    )
+    arguments = SaveMemoryArguments
     instruction = (
         "When you learn something about the student that will matter in later sessions (a "
         "difficulty, a strength, a goal, a preference), call the save_memory tool with a short "
@@ -54,14 +50,14 @@ class SaveMemory(Tool):
     failure = "memory not saved."
     event_types = (ToolEventType("memory", MemoryOutput(), "A note the tutor saved with save_memory."),)
 
-    def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+    def run(self, context: ToolContext, arguments: SaveMemoryArguments) -> ToolResult:
         """Store the note (memory.services.notes.memory_note_save: its ValidationError reaches the
         model); the same note again in the conversation is stored once and sends no event."""
         memory, created = memory_note_save(
             student_id=context.student_id,
             conversation_id=context.conversation_id,
-            title=arguments.get("title"),
-            content=arguments.get("content"),
+            title=arguments.title,
+            content=arguments.content,
         )
         if not created:
             return ToolResult(f"Already saved as memory {memory.pk}.", value=memory)

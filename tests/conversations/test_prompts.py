@@ -8,7 +8,7 @@ import pytest
 
 from accounts.models import User
 from conversations import prompts
-from llm.tools import tool_named
+from llm.tools import registered
 from llm.untrusted import transcript_block
 from memory.block import MEMORY_BLOCK_OPEN, MemoryItem
 from memory.prompts import notes_transcript, summary_messages
@@ -89,7 +89,7 @@ def test_record_block_then_images_come_after_the_memories_and_before_the_history
 
 
 def test_the_learning_tools_are_named_only_when_offered():
-    save_memory_alone = [tool_named("save_memory")]
+    save_memory_alone = [tool for tool in registered() if tool.name == "save_memory"]
     assert "create_quiz" in prompts.system_prompt(language="fr")
     assert "update_task" not in prompts.system_prompt(language="fr", tools=save_memory_alone)
     assert "save_memory" in prompts.system_prompt(tools=save_memory_alone)

@@ -5,7 +5,7 @@ and kept for a replay; and what the registry and its runner handle for every too
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -17,6 +17,7 @@ from conversations.models import Message
 from conversations.serializers import turn_events
 from llm.tools import (
     Tool,
+    ToolArguments,
     ToolContext,
     ToolEvent,
     ToolEventType,
@@ -38,40 +39,34 @@ class StickerData(serializers.Serializer[None]):
     sticker = serializers.ChoiceField(choices=STICKERS)
 
 
+class StickerArguments(ToolArguments):
+    sticker: Literal["star", "rocket"]
+
+
 class GiveSticker(Tool):
     """Gives the student a sticker; records each run (its context, its arguments, the language
-    it ran in)."""
+    it ran in). A rocket is refused by the tool itself (a rule of its domain, after the
+    declaration's): the students have had enough of them this week."""
 
     name = "give_sticker"
-    schema = {
-        "type": "function",
-        "function": {
-            "name": "give_sticker",
-            "description": "Give the student a sticker for a problem solved alone.",
-            "parameters": {
-                "type": "object",
-                "properties": {"sticker": {"type": "string", "enum": list(STICKERS)}},
-                "required": ["sticker"],
-            },
-        },
-    }
+    description = "Give the student a sticker for a problem solved alone."
+    arguments = StickerArguments
     instruction = "When the student solves a problem alone, you may give them a sticker with give_sticker."
     small_window = True
     event_types = (ToolEventType("sticker", StickerData(), "A sticker the tutor gave."),)
 
     def __init__(self) -> None:
-        self.runs: list[tuple[ToolContext, dict[str, Any], str | None]] = []
+        self.runs: list[tuple[ToolContext, StickerArguments, str | None]] = []
 
-    def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+    def run(self, context: ToolContext, arguments: StickerArguments) -> ToolResult:
         self.runs.append((context, arguments, translation.get_language()))
-        sticker = arguments.get("sticker")
-        if sticker not in STICKERS:
-            raise ValidationError(f"sticker must be one of {', '.join(STICKERS)}.")
+        if arguments.sticker == "rocket":
+            raise ValidationError("no rocket this week.")
         return ToolResult(
-            f"Sticker {sticker} given.",
+            f"Sticker {arguments.sticker} given.",
             [
-                ToolEvent("sticker", {"sticker": sticker}),
-                ToolEvent("sticker_live", {"sticker": sticker}, stored=False),
+                ToolEvent("sticker", {"sticker": arguments.sticker}),
+                ToolEvent("sticker_live", {"sticker": arguments.sticker}, stored=False),
             ],
         )
 
@@ -101,13 +96,28 @@ def test_a_registered_tool_is_offered_run_streamed_and_replayed(school, clients,
     events = parse_sse(async_to_sync(go)())
     first = llm.calls("chat")[0]
     assert [t["function"]["name"] for t in first["tools"]] == [*APPS_TOOLS, "give_sticker"]
-    assert first["tools"][-1] == GiveSticker.schema
+    assert (
+        first["tools"][-1]
+        == GiveSticker.schema
+        == {
+            "type": "function",
+            "function": {
+                "name": "give_sticker",
+                "description": "Give the student a sticker for a problem solved alone.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"sticker": {"type": "string", "enum": ["star", "rocket"]}},
+                    "required": ["sticker"],
+                },
+            },
+        }
+    )
     assert system_text(first).endswith(" " + GiveSticker.instruction)
 
     student = Message.objects.get(conversation_id=cid, role="student")
     [(context, arguments, language)] = sticker.runs
     assert context == ToolContext(student_id=school["alice"].pk, conversation_id=cid, message_id=student.pk)
-    assert (arguments, language) == ({"sticker": "star"}, "en")
+    assert (arguments, language) == (StickerArguments(sticker="star"), "en")
     assert [m["content"] for m in last_tool_output(llm)] == ["Sticker star given."]
 
     assert [(k, d) for k, d in events if k.startswith("sticker")] == [
@@ -138,9 +148,11 @@ def test_a_small_window_offers_the_small_window_tools_alone(clients, llm, sticke
 
 
 def test_the_runner_answers_every_bad_call_with_an_error_text_in_english(sticker):
-    """A name not offered (the offered ones listed), arguments that are not a JSON object, and a
-    ValidationError from the tool come back as texts for the model, in English; a raw newline
-    inside a JSON string is accepted (llama-cpp's grammar lets it through)."""
+    """A name not offered (the offered ones listed), arguments that are not a JSON object or
+    that the tool's declaration refuses (the tool does not run), and a ValidationError from the
+    tool come back as texts for the model, in English; a raw newline inside a JSON string is
+    accepted (llama-cpp's grammar lets it through), and a field the declaration does not name
+    is ignored."""
     context = ToolContext(student_id=1, conversation_id=2, message_id=3)
 
     def run(name: str, arguments: str) -> ToolResult:
@@ -152,15 +164,22 @@ def test_the_runner_answers_every_bad_call_with_an_error_text_in_english(sticker
         assert run("give_sticker", arguments).text == (
             'Error: give_sticker not run. The arguments must be a JSON object {"sticker": ...}.'
         )
-    refused = run("give_sticker", json.dumps({"sticker": "moon"}))
-    assert (refused.text, refused.events) == ("Error: give_sticker not run. sticker must be one of star, rocket.", [])
+    undeclared = run("give_sticker", json.dumps({"sticker": "moon"}))
+    assert (undeclared.text, undeclared.events) == (
+        "Error: give_sticker not run. sticker: Input should be 'star' or 'rocket'.",
+        [],
+    )
+    assert run("give_sticker", "{}").text == "Error: give_sticker not run. sticker: Field required."
+    assert sticker.runs == []
+    refused = run("give_sticker", json.dumps({"sticker": "rocket"}))
+    assert (refused.text, refused.events) == ("Error: give_sticker not run. no rocket this week.", [])
     assert sticker.runs[-1][2] == "en"
-    assert run("give_sticker", '{"sticker": "rocket", "note": "line\none"}').text == "Sticker rocket given."
+    assert run("give_sticker", '{"sticker": "star", "note": "line\none"}').text == "Sticker star given."
 
 
 def test_the_registry_keeps_the_order_and_refuses_a_second_tool_of_a_name(sticker):
     """Registration order is the order offered; the same class again takes its place; another
-    class of the same name, or a schema naming another function, is refused."""
+    class of the same name is refused. A subclass's schema names its own function."""
     assert [t.name for t in registered()] == [*APPS_TOOLS, "give_sticker"]
     again = register(GiveSticker())
     assert registered()[-1] is again and len(registered()) == 4
@@ -174,8 +193,8 @@ def test_the_registry_keeps_the_order_and_refuses_a_second_tool_of_a_name(sticke
     class Misnamed(GiveSticker):
         name = "misnamed"
 
-    with pytest.raises(ValueError, match="names another function"):
-        register(Misnamed())
+    assert Misnamed.schema["function"]["name"] == "misnamed"
+    assert GiveSticker.schema["function"]["name"] == "give_sticker"
     assert [t.name for t in registered()] == [*APPS_TOOLS, "give_sticker"]
 
 

@@ -181,7 +181,7 @@ def test_the_apps_declare_their_periodic_tasks_and_the_celery_app_gives_them_to_
 
 
 def test_periodic_replaces_a_key_and_leaves_out_a_task_never_run(monkeypatch):
-    monkeypatch.setattr(background, "_schedule", {})
+    monkeypatch.setattr(background, "_schedule", background._schedule.emptied())
     background.periodic("a", "x.tasks.a", 60)
     background.periodic("a", "x.tasks.a", 30)
     background.periodic("b", "x.tasks.b", 0)

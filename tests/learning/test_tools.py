@@ -13,17 +13,20 @@ from django.utils import translation
 from learning.models import Question, Quiz, Task, TaskStatus
 from learning.serializers import quiz_event
 from learning.services import quiz_create_from_tool, task_update_from_tool
-from learning.tools import CREATE_QUIZ_TOOL, LEARNING_TOOLS, TOOL_NAMES, UPDATE_TASK_TOOL, learning_tool_run
+from learning.tools import CreateQuiz, UpdateTask
+from llm.tools import ToolContext, tool_call_run
 from tests.learning.conftest import QUIZ_ARGS, new_conversation, quiz_args
 
 
 def test_the_tool_definitions_are_json_schemas_the_examples_satisfy():
-    """The definitions are valid JSON Schema, and the arguments used in these tests satisfy them."""
-    for tool in LEARNING_TOOLS:
-        jsonschema.Draft202012Validator.check_schema(tool["function"]["parameters"])
-    jsonschema.validate(json.loads(json.dumps(QUIZ_ARGS)), CREATE_QUIZ_TOOL["function"]["parameters"])
-    jsonschema.validate({"task": 1, "status": "done", "reason": "Finished"}, UPDATE_TASK_TOOL["function"]["parameters"])
-    assert {"create_quiz", "update_task"} == TOOL_NAMES
+    """The definitions, generated from the tools' argument declarations, are valid JSON Schema
+    naming their tools, and the arguments used in these tests satisfy them."""
+    for tool in (CreateQuiz, UpdateTask):
+        jsonschema.Draft202012Validator.check_schema(tool.schema["function"]["parameters"])
+        assert tool.schema["function"]["name"] == tool.name
+    jsonschema.validate(json.loads(json.dumps(QUIZ_ARGS)), CreateQuiz.schema["function"]["parameters"])
+    task = {"task": 1, "status": "done", "reason": "Finished"}
+    jsonschema.validate(task, UpdateTask.schema["function"]["parameters"])
 
 
 def test_a_quiz_is_stored_with_typed_questions(school):
@@ -98,27 +101,42 @@ def test_a_cap_per_conversation_and_the_same_quiz_stored_once(school, settings):
 
 
 def test_the_turns_entry_point_never_raises_for_a_bad_call(school):
-    """learning_tool_run answers every call with a text for the model (errors in English, even
-    for a French student), and the quiz for the client when one was made."""
+    """Run as the turn runs a call (llm.tools.tool_call_run), the learning tools answer every
+    call with a text for the model (errors in English, even for a French student): what their
+    declaration refuses (a quiz of no question, a kind that is none, a status that is none,
+    a field too many) before the service, what the domain refuses after it; and the quiz made."""
     alice = school["alice"]
     conversation = new_conversation(alice)
+    context = ToolContext(student_id=alice.pk, conversation_id=conversation.pk)
 
     def run(name, arguments):
-        return learning_tool_run(name=name, arguments=arguments, student_id=alice.pk, conversation_id=conversation.pk)
+        return tool_call_run(tools=[CreateQuiz(), UpdateTask()], context=context, name=name, arguments=arguments)
 
     made = run("create_quiz", json.dumps(QUIZ_ARGS))
-    assert made.quiz is not None and made.result.startswith(f"Quiz {made.quiz.pk} created: 5 questions")
-    assert "do not give the answers away" in made.result
+    assert isinstance(made.value, Quiz) and made.text.startswith(f"Quiz {made.value.pk} created: 5 questions")
+    assert "do not give the answers away" in made.text
+    assert [event.name for event in made.events] == ["quiz"]
     with translation.override("fr"):
         bad = run("create_quiz", json.dumps(quiz_args(questions=[])))
-    assert bad.quiz is None
-    assert bad.result == "Error: create_quiz not run. questions must be a list of 1 to 10 (got 0)."
-    assert run("create_quiz", "{not json").result.startswith("Error: create_quiz not run. The arguments must be")
-    assert run("update_task", '{"task": 99, "status": "done", "reason": "x"}').result.startswith(
+    assert bad.value is None and bad.events == []
+    assert bad.text == (
+        "Error: create_quiz not run. questions: List should have at least 1 item after validation, not 0."
+    )
+    essay = run("create_quiz", json.dumps(_question(kind="essay")))
+    assert essay.text.startswith("Error: create_quiz not run. questions[0].kind: Input should be 'multiple_choice'")
+    assert run("create_quiz", "{not json").text.startswith("Error: create_quiz not run. The arguments must be")
+    assert run("update_task", '{"task": 99, "status": "done", "reason": "x"}').text.startswith(
         "Error: update_task not run. Task 99 is not one of the student's tasks"
     )
-    with pytest.raises(ValueError, match="not a learning tool"):
-        run("save_memory", "{}")
+    assert run("update_task", '{"task": 99, "status": "finished", "reason": "x"}').text == (
+        "Error: update_task not run. status: Input should be 'todo', 'in_progress' or 'done'."
+    )
+    assert run("update_task", '{"task": 99, "status": "done", "reason": "x", "mood": "happy"}').text == (
+        "Error: update_task not run. mood: Extra inputs are not permitted."
+    )
+    unknown = run("save_memory", "{}").text
+    assert unknown == "Error: unknown tool 'save_memory'. The tools are: create_quiz, update_task."
+    assert Quiz.objects.count() == 1
 
 
 def test_update_task_sets_the_students_status_with_a_reason(school):

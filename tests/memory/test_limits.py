@@ -141,17 +141,18 @@ def test_tool_calls_over_a_limit_or_with_a_nul_get_an_error_and_store_nothing(cl
 
 def test_update_task_with_a_nul_in_its_reason_is_refused(school):
     from learning.services import task_create
-    from learning.tools import learning_tool_run
+    from learning.tools import UpdateTask
+    from llm.tools import ToolContext, tool_call_run
 
     task = task_create(teacher=school["teacher_a"], classroom_id=None, student_id=school["alice"].pk, title="Read")
     conversation = Conversation.objects.create(student=school["alice"], last_activity_at=timezone.now())
-    run = learning_tool_run(
+    run = tool_call_run(
+        tools=[UpdateTask()],
+        context=ToolContext(student_id=school["alice"].pk, conversation_id=conversation.pk),
         name="update_task",
         arguments=json.dumps({"task": task.pk, "status": "done", "reason": "Finished\x00"}),
-        student_id=school["alice"].pk,
-        conversation_id=conversation.pk,
     )
-    assert run.result.startswith("Error") and "Null characters" in run.result
+    assert run.text.startswith("Error") and "Null characters" in run.text
     assert not TaskStatus.objects.exists()
 
 

@@ -26,7 +26,7 @@ from conversations.models import ContextCheckpoint, Conversation, Message
 from llm import gateway
 from llm.models import LLMUsage
 from memory.models import AIMemory
-from memory.tools import SAVE_MEMORY_TOOL
+from memory.tools import SaveMemory
 from tests.conftest import Worker
 from tests.conversations.test_streaming import async_client, parse_sse, post_stream, read_all
 from tests.conversations.test_turn import send, start
@@ -119,7 +119,7 @@ def test_forced_tool_call_stream_and_follow_up(real_model: RealModel) -> None:
         # Plain JSON, as the gateway sends it.
         extra_body={
             "messages": messages,
-            "tools": [SAVE_MEMORY_TOOL],
+            "tools": [SaveMemory.schema],
             "tool_choice": FORCE_SAVE_MEMORY,
             "max_tokens": 256,  # without it the server may generate until its window is full
         },
@@ -151,7 +151,7 @@ def test_forced_tool_call_stream_and_follow_up(real_model: RealModel) -> None:
                 },
                 {"role": "tool", "tool_call_id": calls[0]["id"], "content": "Saved memory 1."},
             ],
-            "tools": [SAVE_MEMORY_TOOL],
+            "tools": [SaveMemory.schema],
             "max_tokens": 64,
         }
 
@@ -210,7 +210,7 @@ def test_gateway_stream_assembles_the_real_servers_tool_call(
         profile=gateway.chat_profile(),
         on_delta=on_delta,
         usage_sink=usage,
-        tools=[SAVE_MEMORY_TOOL],
+        tools=[SaveMemory.schema],
     )
     assert [call.name for call in result.tool_calls] == ["save_memory"], result
     arguments = result.tool_calls[0].arguments

@@ -146,4 +146,3 @@ def test_the_closing_line_counts_the_responses_of_every_xdist_worker(tmp_path):
     )
     assert "3 passed" in done.stdout, done.stdout + done.stderr
     assert "responses checked against the OpenAPI schema: 3" in done.stdout, done.stdout
-
