@@ -11,7 +11,9 @@ Here a tick that meets Redis unreachable logs it once and tries again at the nex
 (BEAT_LOOP_SECONDS); once Redis answers, the tick goes on where it was (the schedule and each
 entry's last run are in Redis, kept by its append-only file). If the lock expired meanwhile, or
 Redis lost it, the beat takes it again, or waits for it like a beat starting while another holds
-it: two beats never both send.
+it: two beats never both send. A Redis that came back without its data (no persistence) has lost
+the schedule too, which RedBeat writes only when beat starts: the beat that holds the lock
+writes it again, each periodic task then due one period later.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import redis
-from redbeat.schedulers import RedBeatScheduler, acquire_distributed_beat_lock
+from redbeat.schedulers import RedBeatScheduler, acquire_distributed_beat_lock, get_redis
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,13 @@ class Scheduler(RedBeatScheduler):
             logger.info("beat: Redis is reachable again; the periodic tasks go on")
         return float(min([*remaining, self.max_interval]))
 
+    def _schedule_restore(self) -> None:
+        """Write the periodic tasks again if Redis lost them (it came back without its data)."""
+        conf = self.app.redbeat_conf
+        if conf.schedule and not get_redis(self.app).exists(conf.statics_key):
+            logger.warning("beat: Redis lost the schedule; writing the periodic tasks again")
+            self.setup_schedule()
+
     def _hold_lock(self) -> None:
         """Extend the lock this beat holds; take it again if it was lost (expired during an
         outage, or lost by Redis), waiting while another beat holds it."""
@@ -65,6 +74,7 @@ class Scheduler(RedBeatScheduler):
             return
         if self.lock is None:  # Redis was down when this beat started: never acquired
             acquire_distributed_beat_lock(sender=SimpleNamespace(scheduler=self))
+            self._schedule_restore()
             return
         logger.debug("beat: Extending lock...")
         try:
@@ -73,6 +83,7 @@ class Scheduler(RedBeatScheduler):
             logger.warning("beat: the lock was lost while Redis was away; Acquiring lock...")
             self.lock.acquire()
             logger.info("beat: Acquired lock")
+            self._schedule_restore()
 
     def close(self) -> None:
         try:

@@ -93,3 +93,56 @@ def test_beat_keeps_sending_periodic_tasks_after_redis_restarts(
         assert redis.Redis.from_url(own_redis.url).llen(f"{prefix}ticks") >= 3
     finally:
         terminate(proc)
+
+
+def test_beat_writes_the_schedule_again_when_redis_comes_back_without_its_data(
+    worker_env: dict[str, str], own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    """A Redis without persistence restarts empty: the lock and the schedule are gone. The beat
+    takes the lock again and writes the periodic tasks again (RedBeat writes them only at start),
+    so they are sent again from then on."""
+    import shutil
+
+    from core.background import beat_schedule
+
+    prefix = f"t{uuid.uuid4().hex[:8]}-"
+    env = {
+        **{k: v for k, v in worker_env.items() if k != "CELERY_QUEUE"},
+        "REDIS_URL": own_redis.url,
+        "CELERY_BROKER_URL": own_redis.url,
+        "CELERY_QUEUE_PREFIX": prefix,
+        "BEAT_LOOP_SECONDS": "1",
+        "BEAT_LOCK_SECONDS": "5",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log = tmp_path / "beat.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "tutor", "beat", "-l", "DEBUG"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    text = lambda: log.read_text(errors="replace")  # noqa: E731
+    client = redis.Redis.from_url(own_redis.url)
+    schedule_key = f"{prefix}redbeat::schedule"
+    try:
+        wait_for(lambda: proc.poll() is not None or "beat: Extending lock" in text(), timeout=90)
+        # Every periodic task the apps declared (and Celery's own default entries).
+        entries = client.zcard(schedule_key)
+        assert entries >= len(beat_schedule())
+
+        terminate(own_redis.proc, grace=10)
+        for data in own_redis.folder.iterdir():
+            if data.name != "beat.log":
+                shutil.rmtree(data) if data.is_dir() else data.unlink()
+        own_redis.start()
+        assert client.zcard(schedule_key) == 0
+
+        wait_for(lambda: proc.poll() is not None or "beat: Redis lost the schedule" in text(), timeout=60)
+        assert proc.poll() is None, text()[-4000:]
+        wait_for(lambda: client.zcard(schedule_key) == entries, timeout=30)
+        assert client.exists(f"{prefix}redbeat::lock")
+    finally:
+        terminate(proc)
