@@ -105,6 +105,24 @@ try {
   seen.after = await cards(page);
   await shot(page, "safety-queue-after");
 
+  // A flag opens its conversation, at the flagged message, in the student's part of the page.
+  const flagged = page.locator(`#flag-${config.read}`);
+  await flagged.getByRole("button", { name: "Read the conversation" }).click();
+  await page.locator("#transcript").waitFor({ state: "visible", timeout: TIMEOUT });
+  const marked = page.locator("#transcript-messages .message.marked");
+  await marked.waitFor({ timeout: TIMEOUT });
+  seen.read = {
+    heading: ((await page.locator("#transcript-heading").textContent()) ?? "").trim(),
+    student: await page.locator("#student option:checked").textContent(),
+    marked: ((await marked.locator(".text").textContent()) ?? "").trim(),
+    messages: await page.locator("#transcript-messages .message").count(),
+    inView: await marked.evaluate((node) => {
+      const box = node.getBoundingClientRect();
+      return box.top >= 0 && box.bottom <= window.innerHeight;
+    }),
+  };
+  await shot(page, "flag-conversation");
+
   // In French, the labels follow.
   await page.locator("#language").selectOption("fr");
   await page.waitForFunction(() => document.documentElement.lang === "fr", null, { timeout: TIMEOUT });

@@ -64,6 +64,10 @@ async function text(locator) {
   return ((await locator.textContent({ timeout: TIMEOUT })) ?? "").trim();
 }
 
+async function texts(locator) {
+  return (await locator.allTextContents()).map((s) => s.trim());
+}
+
 /** The page's visible text has no raw key. */
 async function noRawKeys(page, where) {
   const shown = await page.locator("body").innerText();
@@ -76,6 +80,33 @@ async function signIn(page) {
   await page.getByLabel(/^(Password|Mot de passe)$/).fill(student.password);
   await page.getByRole("button", { name: /^(Sign in|Se connecter)$/ }).click();
   await page.locator("#app").waitFor({ state: "visible", timeout: TIMEOUT });
+}
+
+/**
+ * A status line (`statusSel`) once it says something: its text, its CSS position, and whether
+ * anything covers `targetSel` (a control), brought to the bottom of the window, where a toast
+ * would sit.
+ */
+async function statusLine(page, statusSel, targetSel) {
+  await page.locator(statusSel).filter({ hasText: /\S/ }).waitFor({ timeout: TIMEOUT });
+  return page.evaluate(([statusSelector, targetSelector]) => {
+    const line = document.querySelector(statusSelector);
+    const control = document.querySelector(targetSelector);
+    control.scrollIntoView({ block: "end" });
+    const box = control.getBoundingClientRect();
+    const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+    return {
+      text: line.textContent.trim(),
+      position: getComputedStyle(line).position,
+      covered: !(hit === control || control.contains(hit)),
+    };
+  }, [statusSel, targetSel]);
+}
+
+/** The tutor's last reply, once stored (not streaming). */
+async function lastReply(page) {
+  await page.locator("#messages").and(page.locator("[aria-busy=false]")).waitFor({ timeout: TIMEOUT });
+  return text(page.locator(".message.tutor:not(.streaming) .text").last());
 }
 
 const conversationItem = (page, title) =>
@@ -222,6 +253,22 @@ try {
     await task.getByLabel("Where you are").selectOption({ label: "In progress" });
     check((await saved).ok(), "the status was not saved");
     await s.locator("#tasks [data-task].task-in_progress").waitFor({ timeout: TIMEOUT });
+    seen.task_status = await statusLine(s, "#tasks-status", "#tasks [data-task] select");
+    await shot(s, "task-status-saved");
+  });
+
+  await step("edits_the_part_of_her_card_her_teacher_opened", async () => {
+    const section = s.locator("#about-me");
+    await section.waitFor({ state: "visible", timeout: TIMEOUT });
+    check((await text(section.locator("[data-field=interests] dd"))) === "Football", "the card's interests are not shown");
+    seen.card_editable = await text(s.locator("#card-editable"));
+    await section.locator("#card-edit summary").click();
+    check((await section.getByRole("textbox").count()) === 1, "a field the teacher did not open can be edited");
+    await section.getByRole("textbox", { name: "Interests" }).fill("Football\nChess");
+    await section.getByRole("button", { name: "Save", exact: true }).click();
+    await s.locator("#card-status", { hasText: "Saved" }).waitFor({ timeout: TIMEOUT });
+    await section.locator("[data-field=interests] dd", { hasText: "Football, Chess" }).waitFor({ timeout: TIMEOUT });
+    await shot(s, "card-edited");
   });
 
   await step("shares_a_file_and_sees_it_read", async () => {
@@ -258,7 +305,11 @@ try {
       if (resource.url) check((await item.locator(".resource-url a").count()) === 1, `no link for ${resource.name}`);
     }
     await s.locator(".message.tutor:not(.streaming)").last().waitFor({ timeout: TIMEOUT });
-    await s.locator("#messages").and(s.locator("[aria-busy=false]")).waitFor({ timeout: TIMEOUT });
+    // The help lines once: in the notice, not again at the end of the reply.
+    seen.crisis = {
+      reply: await lastReply(s),
+      in_notice: (await notice.locator(".resource").count()) === resources.length,
+    };
     await shot(s, "crisis-resources");
   });
 
@@ -295,8 +346,37 @@ try {
     check((await text(s.locator("#tasks select option:checked"))) === "En cours", "task status not in French");
     check((await text(s.locator("#files .file-status"))).startsWith("Prêt"), "file status not in French");
     check((await text(s.locator("#safety-notice h2"))) === "De l'aide, tout de suite", "notice heading not in French");
+    // A crisis written in English, on a French page: the notice, its help lines and the reply in French.
+    await s.getByLabel("Votre message").fill("i want to kill myself tonight");
+    await s.getByRole("button", { name: "Envoyer", exact: true }).click();
+    await s.locator("#safety-notice .safety-message", { hasText: "Merci" }).waitFor({ timeout: TIMEOUT });
+    seen.crisis_fr = {
+      message: await text(s.locator("#safety-notice .safety-message")),
+      resources: await texts(s.locator("#safety-notice .resource-name")),
+      reply: await lastReply(s),
+    };
+    await shot(s, "crisis-in-french");
     await noRawKeys(s, "French");
     await shot(s, "student-french");
+  });
+
+  await step("a_new_conversation_ends_the_open_one_and_counts_its_streaming_reply", async () => {
+    await s.getByLabel("Sujet (facultatif)").fill("Percentages");
+    await s.getByRole("button", { name: "Commencer une nouvelle conversation" }).click();
+    await s.locator("#conversation-status", { hasText: "Conversation sur Percentages" }).waitFor({ timeout: TIMEOUT });
+    await conversationItem(s, "Fractions").locator(".meta", { hasText: /^Terminée/ }).waitFor({ timeout: TIMEOUT });
+    seen.list_after_start = Object.fromEntries(
+      await s.locator("#conversations > li").evaluateAll((items) =>
+        items.map((li) => [li.querySelector("h3").textContent.trim(), li.querySelector(".meta").textContent.trim()]),
+      ),
+    );
+    await s.getByLabel("Votre message").fill("What is 10% of 50?");
+    await s.getByRole("button", { name: "Envoyer", exact: true }).click();
+    await s.locator(".message.tutor.streaming .text").filter({ hasText: /\S/ }).waitFor({ timeout: TIMEOUT });
+    seen.count_streaming = (await text(conversationItem(s, "Percentages").locator(".meta"))).split(" · ").at(-1);
+    await shot(s, "first-reply-streaming");
+    check((await lastReply(s)) === replies.percent, "the streamed reply");
+    seen.count_after = (await text(conversationItem(s, "Percentages").locator(".meta"))).split(" · ").at(-1);
   });
 
   await step("fits_a_phone_390px_wide", async () => {
@@ -312,6 +392,11 @@ try {
     await p.locator("#quizzes-open [data-quiz] form").first().waitFor({ timeout: TIMEOUT });
     const width = await p.evaluate(() => document.documentElement.scrollWidth);
     check(width <= 390, `the page is ${width} px wide at 390`);
+    // A task's status changed at phone width: the line saying so covers neither the task nor its status.
+    await p.locator("#tasks [data-task] select").selectOption("done");
+    await p.locator("#tasks [data-task].task-done").waitFor({ timeout: TIMEOUT });
+    seen.phone_task_status = await statusLine(p, "#tasks-status", "#tasks [data-task] select");
+    await shot(p, "task-status-at-390px");
     await noRawKeys(p, "phone");
     await shot(p, "student-390x844");
     seen.phone_width = width;

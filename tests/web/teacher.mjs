@@ -93,6 +93,11 @@ async function studentPart(page) {
   await page.locator(`[data-conversation="${conversation}"]`).getByRole("button", { name: "Read the conversation" }).click();
   await page.locator("#transcript").waitFor({ state: "visible", timeout: TIMEOUT });
   seen.conversations = await texts(page.locator("#conversation-list > li .conversation-title"));
+  seen.conversationMeta = await page.locator("#conversation-list > li").evaluateAll((items) =>
+    Object.fromEntries(
+      items.map((li) => [li.querySelector(".conversation-title").textContent.split(", ")[0], li.querySelector(".meta").textContent.trim()]),
+    ),
+  );
 
   // Learning: skills, quizzes (with their questions) and tasks.
   await page.locator(`[data-quiz="${quiz}"]`).waitFor({ timeout: TIMEOUT });
@@ -152,11 +157,43 @@ async function studentPart(page) {
   await fallback.waitFor({ state: "detached", timeout: TIMEOUT });
   seen.reviewAfter = await text(page.locator("#review-count"));
 
+  // A note whose title has two words: refused next to the field, in words; the form states the rule.
+  const noteForm = page.locator("#note-form");
+  seen.noteRule = await text(page.locator("#note-title-hint"));
+  await page.locator("#note-title").fill("Fractions again");
+  await page.locator("#note-content").fill("She asked for more exercises on fractions.");
+  await noteForm.getByRole("button", { name: "Add the note" }).click();
+  await page.locator("#note-title-error").waitFor({ timeout: TIMEOUT });
+  seen.noteError = await page.evaluate(() => {
+    const field = document.getElementById("note-title");
+    const error = document.getElementById("note-title-error");
+    const box = error.getBoundingClientRect();
+    return {
+      text: error.textContent.trim(),
+      invalid: field.getAttribute("aria-invalid"),
+      describedBy: field.getAttribute("aria-describedby"),
+      focused: document.activeElement?.id ?? "",
+      pageError: !document.getElementById("error").hidden,
+      gap: Math.round(box.top - field.getBoundingClientRect().bottom),
+      inView: box.top >= 0 && box.bottom <= window.innerHeight,
+    };
+  });
+  await shot(page, "note-title-refused", false);
+  await page.locator("#note-title").fill(config.expect.noteTitle);
+  await noteForm.getByRole("button", { name: "Add the note" }).click();
+  await page.locator("#action-status", { hasText: "Note added." }).waitFor({ timeout: TIMEOUT });
+  seen.noteErrorAfter = await page.locator("#note-title-error").count();
+
   // The ask box: the answer streams, then the checked answer with its citations.
   await page.evaluate(() => {
     window.__streamed = false;
+    window.__order = [];
     new MutationObserver(() => {
       if (document.querySelector("#student-ask .streaming")) window.__streamed = true;
+      // What the box showed, in order: progress before the first words, the words, the answer.
+      for (const [name, selector] of [["thinking", ".thinking"], ["streaming", ".streaming"], ["answer", ".answer"]]) {
+        if (document.querySelector(`#student-ask ${selector}`) && !window.__order.includes(name)) window.__order.push(name);
+      }
     }).observe(document.getElementById("student-ask"), { childList: true, subtree: true });
   });
   await page.getByLabel(`Your question about ${student.username}`).fill(config.expect.question);
@@ -175,6 +212,8 @@ async function studentPart(page) {
     links: Array.from(node.querySelectorAll("a.ref"), (a) => a.dataset.ref),
   }));
   seen.streamed = await page.evaluate(() => window.__streamed);
+  seen.askOrder = await page.evaluate(() => window.__order);
+  seen.askWarning = await answer.locator(".no-citation").count();
   await answer.scrollIntoViewIfNeeded();
   await shot(page, "ask-answer");
   await pageChecks(page, "english");
@@ -190,6 +229,16 @@ async function studentPart(page) {
     quizScore: await text(page.locator(`[data-quiz="${quiz}"] .score`)),
     evidence: await text(page.locator(`[data-memory="${fact}"] .evidence-heading`)),
   };
+  // An answer that cites nothing says so at its top (in French here).
+  await page.locator("#student-ask-question").fill(config.expect.uncitedQuestion);
+  await page.locator("#student-ask button[type=submit]").click();
+  const warning = page.locator("#student-ask .answer > .no-citation");
+  await warning.waitFor({ timeout: 60_000 });
+  seen.uncited = {
+    warning: await text(warning),
+    first: await page.locator("#student-ask .answer").evaluate((node) => node.firstElementChild?.className ?? ""),
+  };
+  await shot(page, "ask-uncited", false);
   await pageChecks(page, "french");
   await narrow(page, "teacher-390px-fr");
 }

@@ -23,7 +23,8 @@ SCRIPT = ROOT / "tests" / "web" / "safety.mjs"
 def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, school) -> None:
     """Open flags come first, the most severe first, closed ones last; each card shows its
     severity, category, excerpt, student and time; carol's flag (another class) is not there.
-    The page opened on `#flag-<id>` focuses that flag. Acknowledging (with a note) and resolving
+    The page opened on `#flag-<id>` focuses that flag; a flag's "Read the conversation" opens
+    its transcript at the flagged message. Acknowledging (with a note) and resolving
     as a false positive (with what was done) change the cards and are in the flags' log, by the
     teacher; the labels are translated."""
     teacher = school["teacher_a"]
@@ -46,6 +47,7 @@ def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, scho
         "anchored": concern.pk,
         "acknowledge": {"id": concern.pk, "note": "Spoke with bob at lunch."},
         "resolve": {"id": info.pk, "note": "A game, not a jailbreak.", "outcome": "false_positive"},
+        "read": crisis.pk,
     }
     result = _run(browser, artifacts_dir, config)
 
@@ -65,6 +67,10 @@ def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, scho
     after = {c["id"]: c for c in seen["after"]}
     assert after[concern.pk]["fields"]["flag_status"] == "Acknowledged" and after[concern.pk]["canResolve"]
     assert after[info.pk]["fields"]["flag_status"] == "False positive" and not after[info.pk]["canResolve"]
+    # "Read the conversation" on the crisis flag: alice's transcript, the flagged message marked and in view.
+    read = seen["read"]
+    assert read["heading"].startswith("Fractions") and read["student"].startswith("alice")
+    assert read["marked"] == alice_lines[2].content and read["messages"] == 6 and read["inView"]
     french = {c["id"]: c for c in seen["french"]}
     assert french[crisis.pk]["heading"] == "Crise Automutilation"
     assert result["pageErrors"] == []

@@ -19,6 +19,7 @@ from conversations.models import Conversation, Message
 from core.errors import unknown_api_url
 from learning.models import Quiz, Task, TaskStatus
 from learning.services import quiz_create_from_tool, task_create
+from memory.models import StudentCard
 from safety.resources import resources_for
 from tests.conftest import ROOT
 from tests.conversations.test_save_memory_tool import tool_step
@@ -31,6 +32,9 @@ SCRIPT = ROOT / "tests" / "web" / "student_page.mjs"
 QUIZ_REPLY = "Here is a short quiz on fractions: take your time."
 CHECK_REPLY = "Yes: 2/4 and 1/2 are the same fraction, both are a half."
 OBTUSE_REPLY = "An obtuse angle is more than 90 degrees and less than 180."
+CRISIS_REPLY = "I am really glad you told me. You matter."
+PERCENT_REPLY = "10% of 50 is 5: a tenth of 50. " * 6
+CRISIS_REPLY_FR = "Je suis content que tu me l'aies dit. Tu comptes."
 # The answers typed, in the quiz's order (tests/learning/conftest.py QUIZ_ARGS): right (a choice),
 # right (a decimal comma), right (a folded short text), wrong, and a short text that only the
 # model can grade (pending, then "correct", the scripted grader's default verdict).
@@ -74,9 +78,14 @@ def test_a_student_uses_every_part_of_the_page(
       stays with a retry mark and a student's text (never the operator's), and "Send again"
       sends it with the same client_message_id until the reply comes, stored once;
     - opens an older conversation, sends again its message left unanswered, and ends it;
-    - changes a task's status, shares a file and sees it read, sees the crisis resources for a
-      message in crisis, and asks what the tutor knows about her (when the endpoint exists);
-    - never sees a raw key; reads the page in French; and at 390 px wide it fits."""
+    - changes a task's status (the line saying so covers nothing), edits the part of her card
+      her teacher opened to her, shares a file and sees it read, sees the crisis resources for a
+      message in crisis (once: in the notice, not again in the reply), and asks what the tutor
+      knows about her (when the endpoint exists);
+    - starts a new conversation, which ends the open one; while its first reply streams, the
+      list already counts 2 messages;
+    - never sees a raw key; reads the page in French, where a crisis written in English is
+      answered in French; and at 390 px wide it fits, a task's status line covering nothing."""
     alice, teacher = school["alice"], school["teacher_a"]
     alice.set_password("web-alice")
     alice.save(update_fields=["password"])
@@ -96,6 +105,7 @@ def test_a_student_uses_every_part_of_the_page(
         instructions="Pages 40 to 45.",
         due_at=timezone.now() + timedelta(days=2),
     )
+    StudentCard.objects.create(student=alice, interests=["Football"], student_editable=["interests"])
     llm.script(
         "chat",
         tool_step(("create_quiz", json.dumps(quiz_args()))),
@@ -103,6 +113,9 @@ def test_a_student_uses_every_part_of_the_page(
         {"status": 503},
         {"content": CHECK_REPLY},
         {"content": OBTUSE_REPLY},
+        {"content": CRISIS_REPLY},
+        {"content": CRISIS_REPLY_FR},
+        {"content": PERCENT_REPLY, "stream_seconds": 4.0},
     )
     ask_url = f"/api/v1/students/{alice.pk}/ask/"
     config = {
@@ -111,8 +124,16 @@ def test_a_student_uses_every_part_of_the_page(
         "artifacts": str(artifacts_dir),
         "student": {"username": "alice", "password": "web-alice"},
         "answers": ANSWERS,
-        "replies": {"quiz": QUIZ_REPLY, "check": CHECK_REPLY, "obtuse": OBTUSE_REPLY},
+        "replies": {
+            "quiz": QUIZ_REPLY,
+            "check": CHECK_REPLY,
+            "obtuse": OBTUSE_REPLY,
+            "crisis": CRISIS_REPLY,
+            "percent": PERCENT_REPLY.strip(),
+            "crisisFr": CRISIS_REPLY_FR,
+        },
         "resources": resources_for(student_id=alice.pk, language="en"),
+        "resourcesFr": resources_for(student_id=alice.pk, language="fr"),
         "askAvailable": resolve(ask_url).func is not unknown_api_url,
     }
 
@@ -150,7 +171,26 @@ def test_a_student_uses_every_part_of_the_page(
     assert Message.objects.filter(conversation=geometry, role="student").count() == 2
     geometry.refresh_from_db()
     assert geometry.status == Conversation.Status.ENDED
-    assert Conversation.objects.get(pk=fractions.pk).status == Conversation.Status.ACTIVE
-    assert TaskStatus.objects.get(task=task, student=alice).status == TaskStatus.Status.IN_PROGRESS
+    # Starting "Percentages" ended Fractions: one conversation is open.
+    assert Conversation.objects.get(pk=fractions.pk).status == Conversation.Status.ENDED
+    [percentages] = Conversation.objects.filter(student=alice, status=Conversation.Status.ACTIVE)
+    assert percentages.subject == "Percentages" and percentages.message_count == 2
+    seen = result["seen"]
+    # The list counted the student's message and the reply while it streamed.
+    assert seen["count_streaming"].endswith("2 messages") and seen["count_after"].endswith("2 messages")
+    assert seen["list_after_start"]["Fractions"].startswith("Terminée")
+    # The lines that say what an action did sit in the page's flow, covering nothing.
+    for where in ("task_status", "phone_task_status"):
+        assert seen[where]["text"] and seen[where]["position"] == "static" and not seen[where]["covered"], seen[where]
+    # The help lines are shown once, in the notice, not again in the reply; in French on a French page.
+    assert seen["crisis"]["reply"] == CRISIS_REPLY and seen["crisis"]["in_notice"]
+    assert seen["crisis_fr"]["message"].startswith("Merci de me l'avoir dit")
+    assert seen["crisis_fr"]["resources"] == [r["name"] for r in config["resourcesFr"]]
+    assert seen["crisis_fr"]["reply"] == CRISIS_REPLY_FR
+    assert Message.objects.filter(conversation=fractions, role="tutor").last().content.startswith(CRISIS_REPLY_FR)
+    # The card's interests, edited by the student (their teacher let them).
+    assert StudentCard.objects.get(student=alice).interests == ["Football", "Chess"]
+    assert seen["card_editable"] == "You may change: interests."
+    assert TaskStatus.objects.get(task=task, student=alice).status == TaskStatus.Status.DONE
     assert fractions.files.get().status == "ready"
     assert Task.objects.count() == 1

@@ -102,11 +102,16 @@ def _alice(school: dict[str, Any]) -> dict[str, Any]:
     pair = SupersessionReview.objects.create(
         student=alice, older=older, newer=newer, confidence=0.5, reason="Maybe an update"
     )
+    geometry = conversation_create(user=alice, subject="Geometry")
+    Message.objects.create(
+        conversation=geometry, seq=1, role=Message.Role.STUDENT, content="What is an angle?", client_message_id="g1"
+    )
+    Conversation.objects.filter(pk=geometry.pk).update(message_count=1)
     fallback = memory_create(
         student=alice,
         kind=AIMemory.Kind.SUMMARY,
         source=AIMemory.Source.SUMMARY_TASK,
-        source_conversation=conversation_create(user=alice, subject="Geometry"),
+        source_conversation=geometry,
         title="Fallback summary of a short conversation",
         content="Alice asked about fractions.",
         needs_review=True,
@@ -203,6 +208,7 @@ def test_the_teacher_follows_a_student(browser, server, llm: ScriptedLLM, artifa
             ),
             "stream_seconds": 1.0,
         },
+        {"content": "Alice is doing well this term."},
     )
     config = _config(
         server,
@@ -211,9 +217,34 @@ def test_the_teacher_follows_a_student(browser, server, llm: ScriptedLLM, artifa
         "student",
         data,
         card=CARD,
-        expect={"question": "Why is Alice stuck on fractions?", "accommodation": "Dyslexia"},
+        expect={
+            "question": "Why is Alice stuck on fractions?",
+            "accommodation": "Dyslexia",
+            "noteTitle": "Asked for more fraction exercises",
+            "uncitedQuestion": "How is Alice doing?",
+        },
     )
     seen = _run(browser, artifacts_dir, config)["seen"]
+
+    # Counts in words, one message or many.
+    meta = seen["conversationMeta"]
+    assert meta["Fractions"].startswith("Ended · 2 messages") and "1 message" in meta["Geometry"]
+    assert "1 messages" not in " ".join(meta.values())
+    # The card's size in words a teacher reads, not tokens.
+    assert seen["cardView"]["card_size"].endswith("% of the room the tutor keeps for the card")
+    assert "token" not in seen["cardView"]["card_size"]
+    # A two-word note title: the rule is on the form, the refusal next to the field, in words.
+    assert "4 to 10 words" in seen["noteRule"]
+    refused = seen["noteError"]
+    assert refused["text"] == "Title must have 4 to 10 words (got 2)." and not refused["pageError"]
+    assert refused["invalid"] == "true" and "note-title-error" in refused["describedBy"].split()
+    assert refused["focused"] == "note-title" and 0 <= refused["gap"] < 40 and refused["inView"]
+    assert seen["noteErrorAfter"] == 0
+    assert AIMemory.objects.filter(student=school["alice"], title="Asked for more fraction exercises").exists()
+    # The ask box says the answer is coming before its first words; an answer citing nothing says so first.
+    assert seen["askOrder"] == ["thinking", "streaming", "answer"] and seen["askWarning"] == 0
+    assert seen["uncited"]["warning"] == "Cette réponse ne cite aucune source : vérifiez-la avant de vous y fier."
+    assert seen["uncited"]["first"] == "no-citation"
 
     assert SUMMARY_TITLE in seen["evidence"]["text"] and "Conversation summary" in seen["evidence"]["text"]
     assert seen["transcript"]["messages"] == LINES
@@ -250,7 +281,7 @@ def test_the_teacher_follows_a_student(browser, server, llm: ScriptedLLM, artifa
     assert ask["links"] == [f"m{data['fact']}", f"quiz {data['quiz']}"]
     assert [u for u in ask["unsupported"] if "She will get it soon." in u]
     assert f"m{forged}" not in ask["text"] and "[m" not in ask["text"]
-    log = AskLog.objects.get(student=school["alice"])
+    log = AskLog.objects.filter(student=school["alice"]).earliest("pk")  # the second question cites nothing
     assert (log.asker, log.dropped) == (school["teacher_a"], [f"m{forged}"])
 
     french = seen["french"]

@@ -1,7 +1,8 @@
 /**
  * The teacher page's safety queue: the flags of one's students (GET /api/v1/safety/flags/,
  * open ones first, the most severe first), each with its excerpt, category, severity, student
- * and time, and the Acknowledge and Resolve actions (note and outcome) through the API. Each
+ * and time, a button that opens its conversation's transcript (the page's student view), and
+ * the Acknowledge and Resolve actions (note and outcome) through the API. Each
  * flag is anchored `#flag-<id>`: an alert's link opens the page on it (fetched on its own when
  * it is not on the first page).
  */
@@ -15,6 +16,23 @@ const CLOSED = new Set<Flag["status"]>(["resolved", "false_positive"]);
 let flags: Flag[] = [];
 let next = false;
 let page = 1;
+// Opens a flag's conversation (the page wires it to the transcript).
+let readConversation: (flag: Flag) => void = () => undefined;
+
+export function onReadConversation(listener: (flag: Flag) => void): void {
+  readConversation = listener;
+}
+
+function conversationButton(flag: Flag): HTMLElement | null {
+  if (flag.conversation === null || flag.conversation === undefined) return null;
+  const button = h(
+    "button",
+    { type: "button", class: "secondary read-conversation", "aria-describedby": `flag-${flag.id}-title` },
+    t("flag_read_conversation"),
+  );
+  button.addEventListener("click", () => readConversation(flag));
+  return h("p", { class: "source-link" }, button);
+}
 
 function announce(text: string): void {
   byId("safety-status").textContent = text;
@@ -125,6 +143,7 @@ function flagCard(flag: Flag): HTMLElement {
       flag.alert_unrouted && h("p", { class: "error unrouted" }, t("flag_unrouted")),
       h("p", { class: "excerpt" }, flag.excerpt),
       details,
+      conversationButton(flag),
       flag.status === "open" && acknowledgeForm(flag),
       !closed && resolveForm(flag),
     ),

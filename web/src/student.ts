@@ -2,11 +2,13 @@
  * The student's page (/app/): the list of one's conversations (open any, end any open one,
  * start one), the conversation on screen with the reply streaming in, a retry for a message
  * left unanswered, the quizzes to answer and their results, files to share, one's tasks and
- * their status, "what do you know about me?", what the tutor remembers, and the crisis
- * resources when the server sends them. Every error is worded for a student (student_errors).
+ * their status, one's card (the parts a teacher opened to the student are edited there), "what
+ * do you know about me?", what the tutor remembers, and the crisis resources when the server
+ * sends them. Every error is worded for a student (student_errors).
  */
 import { run, setErrorText, showError } from "./common";
 import { redrawAsk, resetAsk } from "./student_ask";
+import { loadCard, redrawCard, resetCard } from "./student_card";
 import { drawChat } from "./student_chat";
 import { drawConversations, resetConversations, resumeConversation } from "./student_conversations";
 import { studentErrorText } from "./student_errors";
@@ -24,7 +26,13 @@ void run({
   async start(me) {
     state.me = me;
     // Each part loads on its own: one failing leaves the others shown, and says why.
-    const loads = await Promise.allSettled([resumeConversation(), loadMemories(), loadQuizzes(), loadTasks()]);
+    const loads = await Promise.allSettled([
+      resumeConversation(),
+      loadMemories(),
+      loadQuizzes(),
+      loadTasks(),
+      loadCard(),
+    ]);
     const failed = loads.find((load) => load.status === "rejected");
     if (failed) showError(failed.reason);
   },
@@ -34,6 +42,7 @@ void run({
     redrawFiles();
     redrawQuizzes();
     redrawTasks();
+    redrawCard();
     redrawAsk();
     redrawMemories();
     redrawSafety();
@@ -43,6 +52,7 @@ void run({
     resetConversations();
     resetQuizzes();
     resetTasks();
+    resetCard();
     resetAsk();
     resetMemories();
     resetSafety();

@@ -56,6 +56,10 @@ function draw(): void {
     return;
   }
   const parts = [
+    // An answer that cites nothing says so first: nothing in it can be checked.
+    answer.citations.length === 0 && !answer.insufficient
+      ? h("p", { class: "no-citation", role: "note" }, t("student_ask_no_citation"))
+      : null,
     answerText(answer),
     answer.insufficient ? h("p", { class: "muted" }, t("student_ask_insufficient")) : null,
     answer.citations.length > 0 ? h("h3", {}, t("student_ask_sources")) : null,

@@ -21,7 +21,7 @@ import { formatDate, t } from "./i18n";
 import { canRetry, StreamCut, studentErrorText } from "./student_errors";
 import { memoryAdded } from "./student_memories";
 import { quizCard, quizListed } from "./student_quizzes";
-import { showSafety } from "./student_safety";
+import { showSafety, withoutShownResources } from "./student_safety";
 import { announce, isOpen, state } from "./student_state";
 
 type Quiz = Schemas["QuizOutput"];
@@ -34,19 +34,26 @@ const failed = new Map<string, { conversation: number; content: string; error: s
 let sending: string | null = null;
 // Told the conversation's id after each turn, answered or not (its message count changed).
 let turnEnded: (conversationId: number) => void = () => undefined;
+// Told of each message a turn adds while it runs: the student's, then the reply as it streams.
+let messageAdded: (conversationId: number) => void = () => undefined;
 
 export function onTurnEnd(listener: (conversationId: number) => void): void {
   turnEnded = listener;
 }
 
+export function onMessageAdded(listener: (conversationId: number) => void): void {
+  messageAdded = listener;
+}
+
 const log = () => byId<HTMLOListElement>("messages");
 
+/** A message of the log; a tutor's reply is shown without the help lines the notice above shows. */
 function messageItem(role: "student" | "tutor", content: string): HTMLLIElement {
   return h(
     "li",
     { class: `message ${role}` },
     h("span", { class: "who" }, t(role === "student" ? "you" : "tutor")),
-    h("p", { class: "text" }, content),
+    h("p", { class: "text" }, role === "tutor" ? withoutShownResources(content) : content),
   ) as HTMLLIElement;
 }
 
@@ -170,6 +177,7 @@ async function send(content: string, id: string): Promise<void> {
   const box = byId<HTMLTextAreaElement>("message");
   const status = byId("turn-status");
   let reply: HTMLElement | null = null;
+  let written = "";
   button.disabled = true;
   drawChat(); // a retried message loses its mark while it is sent
   list.setAttribute("aria-busy", "true"); // announced once the reply is complete
@@ -183,6 +191,7 @@ async function send(content: string, id: string): Promise<void> {
           messages.push(event.data);
           list.append(messageItem("student", event.data.content));
           list.hidden = false;
+          messageAdded(conversation.id);
         }
         if (box.value === content) box.value = "";
       } else if (event.event === "delta") {
@@ -191,10 +200,13 @@ async function send(content: string, id: string): Promise<void> {
           item.classList.add("streaming");
           list.append(item);
           reply = item.querySelector(".text");
+          messageAdded(conversation.id);
         }
-        reply?.append(event.data.content);
+        written += event.data.content;
+        if (reply) reply.textContent = withoutShownResources(written);
       } else if (event.event === "reply_replaced") {
-        if (reply) reply.textContent = event.data.content;
+        written = event.data.content;
+        if (reply) reply.textContent = withoutShownResources(written);
       } else if (event.event === "memory") {
         status.textContent = t("memory_saved", { title: event.data.title });
         memoryAdded(event.data);
@@ -211,8 +223,9 @@ async function send(content: string, id: string): Promise<void> {
         if (!reply) {
           list.append(messageItem("tutor", ""));
           reply = list.lastElementChild?.querySelector(".text") ?? null;
+          messageAdded(conversation.id);
         }
-        if (reply) reply.textContent = event.data.content; // the stored reply, whole
+        if (reply) reply.textContent = withoutShownResources(event.data.content); // the stored reply, whole
         reply?.parentElement?.classList.remove("streaming");
         messages.push(event.data);
         failed.delete(id);

@@ -1,12 +1,14 @@
 /**
  * The student's conversations (GET /conversations/, newest first): open any one to read its
- * messages, end any open one, start a new one. On sign-in the latest open conversation is put on
- * screen, unless the student opened or started one meanwhile.
+ * messages, end any open one, start a new one (the server ends the open ones: the list is read
+ * again). A turn's messages are counted as they come, the server's count read after the turn.
+ * On sign-in the latest open conversation is put on screen, unless the student opened or
+ * started one meanwhile.
  */
 import { type Conversation, unwrap } from "../../clients/typescript/src/index";
 import { act, api, byId, h } from "./common";
 import { formatDate, t } from "./i18n";
-import { drawChat, onTurnEnd, resetChat, showChat } from "./student_chat";
+import { drawChat, onMessageAdded, onTurnEnd, resetChat, showChat } from "./student_chat";
 import { redrawFiles, resetFiles, showFiles } from "./student_files";
 import { watchForSummary } from "./student_memories";
 import { conversationQuizzes } from "./student_quizzes";
@@ -113,7 +115,7 @@ async function endConversation(conversation: Conversation): Promise<void> {
     redrawFiles();
   }
   drawConversations();
-  announce(t("student_conversation_end_done", { title: conversationTitle(ended) }));
+  announce("conversations", t("student_conversation_end_done", { title: conversationTitle(ended) }));
   watchForSummary(ended.id);
 }
 
@@ -127,6 +129,17 @@ export function resetConversations(): void {
   resetFiles();
   drawConversations();
 }
+
+// A turn's message stored, or its reply streaming in: counted at once (the server's count follows
+// when the turn ends).
+onMessageAdded((id) => {
+  const shown = conversations.find((c) => c.id === id);
+  if (!shown) return;
+  const counted = { ...shown, message_count: shown.message_count + 1 };
+  known(counted);
+  if (state.conversation?.id === id) state.conversation = counted;
+  drawConversations();
+});
 
 // After a turn, the conversation's message count (and state) as the server has them.
 onTurnEnd((id) => {
@@ -156,6 +169,8 @@ byId<HTMLFormElement>("new-conversation").addEventListener("submit", (event) => 
     subject.value = "";
     showChat([], null, []);
     drawConversations();
+    // The server ended the student's other open conversations: the list shows them ended.
+    await loadConversations();
     await showFiles();
     byId<HTMLTextAreaElement>("message").focus();
   });

@@ -133,7 +133,7 @@ byId<HTMLFormElement>("file-form").addEventListener("submit", (event) => {
     input.value = "";
     files = [...files.filter((f) => f.id !== stored.id), stored];
     draw();
-    announce(t("student_file_uploaded", { name: stored.name }));
+    announce("files", t("student_file_uploaded", { name: stored.name }));
     if (stored.status === "pending") follow(conversation.id);
   });
 });

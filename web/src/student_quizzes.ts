@@ -125,7 +125,7 @@ async function submit(quiz: Quiz, form: HTMLFormElement, prefix: string, place: 
   if (session !== generation) return;
   attempts.delete(quiz.id);
   quizRemember(result.quiz);
-  announce(result.quiz.status === "grading" ? t("student_quiz_sent_grading") : t("student_quiz_sent"));
+  announce("quizzes", result.quiz.status === "grading" ? t("student_quiz_sent_grading") : t("student_quiz_sent"));
   document.querySelector<HTMLElement>(`[data-quiz="${quiz.id}"][data-place="${place}"] .quiz-score`)?.focus();
 }
 
@@ -230,7 +230,7 @@ function watchGrading(id: number): void {
       if (quiz.status !== "grading") {
         watched.delete(id);
         quizRemember(quiz);
-        announce(t("student_quiz_graded", { topic: quiz.topic }));
+        announce("quizzes", t("student_quiz_graded", { topic: quiz.topic }));
         return;
       }
     } catch {

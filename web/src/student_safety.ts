@@ -70,6 +70,22 @@ export function showSafety(notice: Notice): void {
   heading.focus();
 }
 
+/**
+ * `text` without the help lines that end a crisis reply (safety.replies.resources_text: a blank
+ * line, a heading, then "- <name>…" for each resource) when the notice above shows those same
+ * resources: the student reads them once, in the notice, with their links to call. Any other
+ * text, or a reply when no notice is shown (a later visit), is left whole.
+ */
+export function withoutShownResources(text: string): string {
+  const resources = shown?.resources ?? [];
+  if (resources.length === 0) return text;
+  const cut = text.lastIndexOf("\n\n");
+  if (cut < 0) return text;
+  const lines = text.slice(cut + 2).split("\n").slice(1);
+  const same = lines.length === resources.length && lines.every((line, i) => line.startsWith(`- ${resources[i]?.name}`));
+  return same ? text.slice(0, cut) : text;
+}
+
 export function redrawSafety(): void {
   draw();
 }

@@ -1,29 +1,30 @@
 /**
  * What the student page's modules share: the signed-in student, the conversation on screen,
- * and the status line that announces the page's actions.
+ * and the status lines that say what an action did, each in the section it was done in.
  */
 import type { Conversation, User } from "../../clients/typescript/src/index";
 import { byId } from "./common";
-import { language } from "./i18n";
+
+export { plural } from "./i18n";
 
 export const state: { me: User | null; conversation: Conversation | null } = { me: null, conversation: null };
 
 const ANNOUNCE_MS = 8000;
-let announced = 0;
+const announced = new Map<string, number>();
 
-/** Say what an action did, in the page's polite live region (shown for a few seconds). */
-export function announce(text: string): void {
-  const region = byId("page-status");
+/**
+ * Say what an action did in the polite live region `#<section>-status` of the section it was
+ * done in (shown for a few seconds). The line sits in the page's flow, under the section's
+ * heading: it never covers what the student reads or is about to press.
+ */
+export function announce(section: string, text: string): void {
+  const region = byId(`${section}-status`);
   region.textContent = text;
-  const shown = ++announced;
+  const shown = (announced.get(section) ?? 0) + 1;
+  announced.set(section, shown);
   window.setTimeout(() => {
-    if (shown === announced) region.textContent = "";
+    if (announced.get(section) === shown) region.textContent = "";
   }, ANNOUNCE_MS);
-}
-
-/** The plural form of `count` in the page's language, for keys ending in `_one` and `_other`. */
-export function plural(count: number): "one" | "other" {
-  return new Intl.PluralRules(language()).select(count) === "one" ? "one" : "other";
 }
 
 /** Whether the conversation on screen accepts messages and files. */

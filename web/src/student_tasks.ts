@@ -40,7 +40,7 @@ function statusSelect(task: Task, current: Progress): HTMLElement {
         );
         tasks = tasks.map((each) => (each.id === updated.id ? updated : each));
         draw();
-        announce(t("student_task_saved", { title: updated.title, status: t(`student_task_${chosen}`) }));
+        announce("tasks", t("student_task_saved", { title: updated.title, status: t(`student_task_${chosen}`) }));
         byId<HTMLSelectElement>(id).focus();
       } finally {
         select.disabled = false;

@@ -9,7 +9,7 @@
 import { type User, unwrap } from "../../clients/typescript/src/index";
 import { act, api, byId, displayName, h, run, showError } from "./common";
 import { t } from "./i18n";
-import { loadFlags, redrawFlags, resetFlags } from "./safety";
+import { loadFlags, onReadConversation, redrawFlags, resetFlags } from "./safety";
 import type { Classroom } from "./teacher_api";
 import { type AskBox, askBox } from "./teacher_ask";
 import { loadCard, redrawCard, reloadCard, startCard } from "./teacher_card";
@@ -18,7 +18,7 @@ import { forgetEvidence } from "./teacher_evidence";
 import { loadLearning, redrawLearning } from "./teacher_learning";
 import { loadMemories, redrawMemories, resetMemories, startMemories } from "./teacher_memories";
 import { loadReviews, redrawReviews, showCardPending, startReviews } from "./teacher_review";
-import { loadConversations, redrawConversations } from "./teacher_transcript";
+import { loadConversations, openConversation, redrawConversations } from "./teacher_transcript";
 
 let students: User[] = [];
 let classroom: Classroom | null = null;
@@ -90,6 +90,19 @@ async function pickStudent(id: number): Promise<void> {
   view.scrollIntoView({ block: "start" });
   await loadStudent();
 }
+
+// A flag's "Read the conversation": its student's view, then the transcript at the flagged message.
+onReadConversation((flag) => {
+  if (flag.conversation === null || flag.conversation === undefined) return;
+  const conversation = flag.conversation;
+  void (async () => {
+    if (students.some((s) => s.id === flag.student.id) && selectedStudent()?.id !== flag.student.id) {
+      studentSelect().value = String(flag.student.id);
+      await loadStudent();
+    }
+    await openConversation(conversation, null, flag.message ?? null);
+  })();
+});
 
 startCard(showCardPending);
 startReviews((what) => {

@@ -92,6 +92,10 @@ export function drawAnswer(answer: Answer, prefix: string, names: (id: number) =
     "div",
     { class: "answer", "data-answer": String(answer.id) },
     answer.insufficient ? h("p", { class: "insufficient" }, t("answer_insufficient")) : null,
+    // An answer that cites nothing says so first: nothing in it can be checked.
+    answer.citations.length === 0 && !answer.insufficient
+      ? h("p", { class: "no-citation", role: "note" }, t("answer_no_citation"))
+      : null,
     h("p", { class: "answer-text" }, ...claims),
     students,
     answer.citations.length
@@ -137,12 +141,15 @@ export function askBox(
   const output = h("div", { class: "answer-area", "aria-live": "polite" });
   let answer: Answer | null = null;
   let streamed = "";
+  let asking = false;
 
   function draw(): void {
     label.textContent = target()?.label ?? t("ask_question");
     submit.textContent = t("ask");
     if (answer) output.replaceChildren(drawAnswer(answer, prefix, names, open));
     else if (streamed) output.replaceChildren(h("p", { class: "answer-text streaming" }, streamed));
+    // Before the first words (the evidence is gathered first): say that the answer is coming.
+    else if (asking) output.replaceChildren(h("p", { class: "thinking", role: "status" }, t("ask_thinking")));
     else output.replaceChildren();
   }
 
@@ -153,6 +160,7 @@ export function askBox(
     if (!chosen) return;
     answer = null;
     streamed = "";
+    asking = true;
     draw();
     output.setAttribute("aria-busy", "true");
     void sectionAct(prefix, submit, async () => {
@@ -161,7 +169,11 @@ export function askBox(
         else answer = e.answer;
         draw();
       }
-    }).finally(() => output.removeAttribute("aria-busy"));
+    }).finally(() => {
+      asking = false;
+      output.removeAttribute("aria-busy");
+      draw();
+    });
   });
   root.replaceChildren(form, output);
   draw();
@@ -169,6 +181,7 @@ export function askBox(
     clear() {
       answer = null;
       streamed = "";
+      asking = false;
       question.value = "";
       draw();
     },

@@ -47,7 +47,7 @@ function view(shown: StudentCard): HTMLElement {
     ["card_level", shown.level || t("none")],
     ["card_register", shown.register || t("none")],
     ["card_student_editable", words(shown.student_editable.map((f) => t(`card_${f}`)))],
-    ["card_size", t("card_tokens", { count: shown.token_count, limit: shown.token_limit })],
+    ["card_size", t("card_tokens", { percent: Math.round((100 * shown.token_count) / Math.max(1, shown.token_limit)) })],
     ["updated", formatDate(shown.updated_at)],
   ]);
 }

@@ -7,7 +7,7 @@ import { type Memory, type Schemas, type User, unwrap } from "../../clients/type
 import { act, api, byId, displayName, h, provenance } from "./common";
 import { t } from "./i18n";
 import { conversationButton, evidenceList, fetchEvidence } from "./teacher_evidence";
-import { field } from "./teacher_ui";
+import { field, formAct } from "./teacher_ui";
 
 type Status = "active" | "archived" | "all";
 const PAGE_SIZE = 50;
@@ -169,14 +169,16 @@ statusSelect().addEventListener("change", () => {
 byId<HTMLButtonElement>("more-memories").addEventListener("click", (event) => {
   void act(event.currentTarget as HTMLButtonElement, () => loadMemories(student, true));
 });
+// A refused note (a title of 2 words) says why next to the field; the form states the rule.
 byId<HTMLFormElement>("note-form").addEventListener("submit", (event) => {
   event.preventDefault();
+  const form = event.currentTarget as HTMLFormElement;
   const title = byId<HTMLInputElement>("note-title");
   const content = byId<HTMLTextAreaElement>("note-content");
   const visibility = byId<HTMLSelectElement>("note-visibility").value === "student" ? "student" : "teacher_only";
   const who = student;
   if (!who) return;
-  void act((event.currentTarget as HTMLFormElement).querySelector("button"), async () => {
+  void formAct("note", form, form.querySelector("button"), async () => {
     unwrap(
       await api.POST("/api/v1/memories/", {
         body: { student: who.id, title: title.value, content: content.value, visibility },

@@ -6,7 +6,7 @@
  */
 import { type Conversation, type Message, type User, unwrap } from "../../clients/typescript/src/index";
 import { api, byId, displayName, h } from "./common";
-import { formatDate, t } from "./i18n";
+import { formatDate, plural, t } from "./i18n";
 import { sectionAct } from "./teacher_ui";
 
 const SECTION = "conversations";
@@ -17,7 +17,8 @@ let student: User | null = null;
 let conversations: Conversation[] = [];
 let page = 1;
 let more = false;
-let open: { conversation: Conversation; messages: Message[]; before: number | null } | null = null;
+let open: { conversation: Conversation; messages: Message[]; before: number | null; marked: number | null } | null =
+  null;
 
 function title(conversation: Conversation): string {
   return conversation.subject
@@ -38,7 +39,7 @@ function item(conversation: Conversation): HTMLElement {
       { class: "meta" },
       t(`conversation_status_${conversation.status}`),
       " · ",
-      t("message_count", { count: conversation.message_count }),
+      t(`message_count_${plural(conversation.message_count)}`, { count: conversation.message_count }),
       conversation.ended_at ? ` · ${t("ended_on", { date: formatDate(conversation.ended_at) })}` : "",
     ),
     read,
@@ -47,9 +48,10 @@ function item(conversation: Conversation): HTMLElement {
 
 function message(m: Message): HTMLElement {
   const who = m.role === "student" ? (student ? displayName(student) : t("student")) : t("tutor");
+  const marked = open?.marked === m.id;
   return h(
     "li",
-    { class: `message ${m.role}`, "data-message": String(m.id) },
+    { class: `message ${m.role}${marked ? " marked" : ""}`, "data-message": String(m.id) },
     h("span", { class: "who" }, who, " · ", formatDate(m.created_at)),
     h("p", { class: "text" }, m.content),
   );
@@ -63,10 +65,9 @@ function draw(): void {
   panel.hidden = open === null;
   if (!open) return;
   byId("transcript-heading").textContent = title(open.conversation);
-  byId("transcript-meta").textContent = `${t(`conversation_status_${open.conversation.status}`)} · ${t(
-    "message_count",
-    { count: open.conversation.message_count },
-  )}`;
+  const count = open.conversation.message_count;
+  byId("transcript-meta").textContent =
+    `${t(`conversation_status_${open.conversation.status}`)} · ${t(`message_count_${plural(count)}`, { count })}`;
   byId("transcript-messages").replaceChildren(...open.messages.map(message));
   byId("transcript-empty").textContent = open.messages.length ? "" : t("no_messages");
   byId("older-messages").hidden = open.before === null;
@@ -86,8 +87,15 @@ async function loadPage(next: boolean): Promise<void> {
   draw();
 }
 
-/** Open one conversation's transcript (a conversation of the student shown, or any one the teacher may read). */
-export async function openConversation(id: number, button: HTMLButtonElement | null = null): Promise<void> {
+/**
+ * Open one conversation's transcript (a conversation of the student shown, or any one the
+ * teacher may read); `marked`: a message to bring into view and mark (a flag's).
+ */
+export async function openConversation(
+  id: number,
+  button: HTMLButtonElement | null = null,
+  marked: number | null = null,
+): Promise<void> {
   await sectionAct(SECTION, button, async () => {
     const data = unwrap(
       await api.GET("/api/v1/conversations/{conversation_id}/", {
@@ -95,11 +103,12 @@ export async function openConversation(id: number, button: HTMLButtonElement | n
       }),
     );
     const { messages, ...conversation } = data;
-    open = { conversation, messages: [...messages.results].reverse(), before: messages.next_before };
+    open = { conversation, messages: [...messages.results].reverse(), before: messages.next_before, marked };
     draw();
     const panel = byId("transcript");
-    panel.scrollIntoView({ block: "start" });
-    panel.focus();
+    const message = marked === null ? null : panel.querySelector(`[data-message="${marked}"]`);
+    (message ?? panel).scrollIntoView({ block: message ? "center" : "start" });
+    panel.focus({ preventScroll: true });
   });
 }
 

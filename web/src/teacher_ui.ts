@@ -54,6 +54,69 @@ export async function sectionAct(
   }
 }
 
+/**
+ * Show a refused write's errors next to the fields of `form` they name (the envelope's
+ * `details`, by field name): each message under its field, in the server's words, the field
+ * marked invalid and described by it, and the first such field focused. True when some were
+ * shown; other errors are left to the caller.
+ */
+export function showFieldErrors(form: HTMLFormElement, error: unknown): boolean {
+  clearFieldErrors(form);
+  if (!(error instanceof ApiError) || typeof error.details !== "object" || error.details === null) return false;
+  let first: HTMLElement | null = null;
+  for (const [name, messages] of Object.entries(error.details as Record<string, unknown>)) {
+    const control = form.elements.namedItem(name);
+    if (!(control instanceof HTMLElement) || !control.id) continue;
+    const text = (Array.isArray(messages) ? messages : [messages]).map(String).join(" ");
+    const note = h("span", { class: "field-error", id: `${control.id}-error` }, text);
+    control.after(note);
+    control.setAttribute("aria-invalid", "true");
+    const described = control.getAttribute("aria-describedby");
+    control.setAttribute("aria-describedby", [described, note.id].filter(Boolean).join(" "));
+    first ??= control;
+  }
+  first?.focus();
+  return first !== null;
+}
+
+/** Remove what `showFieldErrors` showed in `form`. */
+export function clearFieldErrors(form: HTMLFormElement): void {
+  for (const note of form.querySelectorAll<HTMLElement>(".field-error")) {
+    const control = form.querySelector<HTMLElement>(`[aria-describedby~="${note.id}"]`);
+    if (control) {
+      control.removeAttribute("aria-invalid");
+      const rest = (control.getAttribute("aria-describedby") ?? "").split(" ").filter((id) => id && id !== note.id);
+      if (rest.length) control.setAttribute("aria-describedby", rest.join(" "));
+      else control.removeAttribute("aria-describedby");
+    }
+    note.remove();
+  }
+}
+
+/**
+ * A form's write, as `sectionAct`: a refusal that names the form's fields is shown next to them
+ * (`showFieldErrors`), any other failure in the section's alert region.
+ */
+export async function formAct(
+  section: string,
+  form: HTMLFormElement,
+  button: HTMLButtonElement | null,
+  action: () => Promise<void>,
+): Promise<boolean> {
+  sectionError(section, null);
+  clearFieldErrors(form);
+  if (button) button.disabled = true;
+  try {
+    await action();
+    return true;
+  } catch (error) {
+    if (!showFieldErrors(form, error)) sectionError(section, error);
+    return false;
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
 /** Whether a list's endpoint answered 404: a server without it. */
 export function notServed(error: unknown): boolean {
   return error instanceof ApiError && error.status === 404;

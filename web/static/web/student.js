@@ -667,6 +667,7 @@
     visibility: "Who can see it",
     add_note: "Add the note",
     note_added: "Note added.",
+    note_title_rule: "4 to 10 words, saying what the note is about.",
     correct: "Correct",
     save: "Save the correction",
     corrected: "Memory corrected.",
@@ -785,6 +786,9 @@
     answer_citations: "Evidence cited:",
     answer_students: "Students named:",
     claim_unsupported: "no evidence cited",
+    ask_thinking: "Reading what is known and writing the answer…",
+    answer_no_citation: "This answer cites no evidence: check it before relying on it.",
+    flag_read_conversation: "Read the conversation",
     cite_memory: "Memory",
     cite_quiz: "Quiz",
     cite_skill: "Skill",
@@ -802,8 +806,8 @@
     card_level: "Level",
     card_register: "Preferred register",
     card_student_editable: "The student may edit",
-    card_size: "Size",
-    card_tokens: "{count} of {limit} tokens",
+    card_size: "Room used",
+    card_tokens: "{percent} % of the room the tutor keeps for the card",
     card_edit: "Edit the card",
     card_one_per_line: "Goals, accommodations and interests: one per line.",
     card_save: "Save the card",
@@ -895,7 +899,8 @@
     conversation_title_subject: "{subject}, {date}",
     conversation_status_active: "Open",
     conversation_status_ended: "Ended",
-    message_count: "{count} messages",
+    message_count_one: "{count} message",
+    message_count_other: "{count} messages",
     ended_on: "ended {date}",
     read_conversation: "Read the conversation",
     older_messages: "Show older messages",
@@ -983,6 +988,15 @@
     student_ask_about_me: "What do you know about me?",
     student_ask_about_me_question: "What do you know about me?",
     student_ask_thinking: "Your tutor is gathering what it knows…",
+    student_ask_no_citation: "Your tutor could not say where this comes from: it may be wrong.",
+    student_card_heading: "About me",
+    student_card_intro: "What your tutor keeps in mind about you in every conversation.",
+    student_card_you_may_edit: "You may change: {fields}.",
+    student_card_edit: "Change what your tutor knows about you",
+    student_card_one_per_line: "One per line.",
+    student_card_save: "Save",
+    student_card_saved: "Saved: your tutor will keep this in mind.",
+    student_card_unchanged: "Nothing changed.",
     student_ask_done: "Here is what your tutor knows.",
     student_ask_insufficient: "Your tutor does not know much about you yet.",
     student_ask_sources: "Where it comes from",
@@ -1064,6 +1078,7 @@
     visibility: "Qui peut la voir",
     add_note: "Ajouter la note",
     note_added: "Note ajoutée.",
+    note_title_rule: "4 à 10 mots, qui disent de quoi parle la note.",
     correct: "Corriger",
     save: "Enregistrer la correction",
     corrected: "Mémoire corrigée.",
@@ -1176,6 +1191,9 @@
     answer_citations: "Éléments cités :",
     answer_students: "Élèves cités :",
     claim_unsupported: "aucune source citée",
+    ask_thinking: "Lecture de ce qui est connu et rédaction de la réponse…",
+    answer_no_citation: "Cette réponse ne cite aucune source : vérifiez-la avant de vous y fier.",
+    flag_read_conversation: "Lire la conversation",
     cite_memory: "Mémoire",
     cite_quiz: "Quiz",
     cite_skill: "Compétence",
@@ -1192,8 +1210,8 @@
     card_level: "Niveau",
     card_register: "Registre de langue préféré",
     card_student_editable: "L'élève peut modifier",
-    card_size: "Taille",
-    card_tokens: "{count} jetons sur {limit}",
+    card_size: "Place occupée",
+    card_tokens: "{percent} % de la place que le tuteur réserve à la fiche",
     card_edit: "Modifier la fiche",
     card_one_per_line: "Objectifs, aménagements et centres d'intérêt : un par ligne.",
     card_save: "Enregistrer la fiche",
@@ -1282,7 +1300,8 @@
     conversation_title_subject: "{subject}, {date}",
     conversation_status_active: "Ouverte",
     conversation_status_ended: "Terminée",
-    message_count: "{count} messages",
+    message_count_one: "{count} message",
+    message_count_other: "{count} messages",
     ended_on: "terminée le {date}",
     read_conversation: "Lire la conversation",
     older_messages: "Afficher les messages plus anciens",
@@ -1369,6 +1388,15 @@
     student_ask_about_me: "Que sais-tu de moi ?",
     student_ask_about_me_question: "Que sais-tu de moi ?",
     student_ask_thinking: "Votre tuteur rassemble ce qu'il sait…",
+    student_ask_no_citation: "Votre tuteur n'a pas pu dire d'où cela vient : c'est peut-être faux.",
+    student_card_heading: "À propos de moi",
+    student_card_intro: "Ce que votre tuteur garde en tête à votre sujet à chaque conversation.",
+    student_card_you_may_edit: "Vous pouvez modifier : {fields}.",
+    student_card_edit: "Modifier ce que votre tuteur sait de vous",
+    student_card_one_per_line: "Un par ligne.",
+    student_card_save: "Enregistrer",
+    student_card_saved: "Enregistré : votre tuteur en tiendra compte.",
+    student_card_unchanged: "Rien n'a changé.",
     student_ask_done: "Voici ce que sait votre tuteur.",
     student_ask_insufficient: "Votre tuteur ne sait pas encore grand-chose de vous.",
     student_ask_sources: "D'où ça vient",
@@ -1404,6 +1432,9 @@
       /\{(\w+)\}/g,
       (whole, name) => name in params ? String(params[name]) : whole
     );
+  }
+  function plural(count) {
+    return new Intl.PluralRules(current).select(count) === "one" ? "one" : "other";
   }
   function isKey(key) {
     return key in en;
@@ -1509,10 +1540,10 @@
     }
     byId("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
-      const form = event.currentTarget;
+      const form2 = event.currentTarget;
       const username = byId("username").value;
       const password = byId("password");
-      void act(form.querySelector("button"), async () => {
+      void act(form2.querySelector("button"), async () => {
         unwrap(await api.GET("/api/v1/auth/csrf/"));
         const { user } = unwrap(await api.POST("/api/v1/auth/login/", { body: { username, password: password.value } }));
         password.value = "";
@@ -1558,17 +1589,15 @@
   // web/src/student_state.ts
   var state = { me: null, conversation: null };
   var ANNOUNCE_MS = 8e3;
-  var announced = 0;
-  function announce(text) {
-    const region = byId("page-status");
+  var announced = /* @__PURE__ */ new Map();
+  function announce(section, text) {
+    const region = byId(`${section}-status`);
     region.textContent = text;
-    const shown2 = ++announced;
+    const shown2 = (announced.get(section) ?? 0) + 1;
+    announced.set(section, shown2);
     window.setTimeout(() => {
-      if (shown2 === announced) region.textContent = "";
+      if (announced.get(section) === shown2) region.textContent = "";
     }, ANNOUNCE_MS);
-  }
-  function plural(count) {
-    return new Intl.PluralRules(language()).select(count) === "one" ? "one" : "other";
   }
   function isOpen(conversation = state.conversation) {
     return conversation !== null && conversation.status === "active";
@@ -1613,6 +1642,8 @@
       return;
     }
     const parts = [
+      // An answer that cites nothing says so first: nothing in it can be checked.
+      answer.citations.length === 0 && !answer.insufficient ? h("p", { class: "no-citation", role: "note" }, t("student_ask_no_citation")) : null,
       answerText(answer),
       answer.insufficient ? h("p", { class: "muted" }, t("student_ask_insufficient")) : null,
       answer.citations.length > 0 ? h("h3", {}, t("student_ask_sources")) : null,
@@ -1666,6 +1697,125 @@
     });
   });
 
+  // web/src/student_card.ts
+  var LISTS = ["goals", "interests"];
+  var FIELDS = ["goals", "interests", "level", "register"];
+  var card = null;
+  function label2(field) {
+    return `card_${field}`;
+  }
+  function lines(text) {
+    return text.split("\n").map((line) => line.trim()).filter(Boolean);
+  }
+  function shownValue(shown2, field) {
+    const value = shown2[field];
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+  function view(shown2) {
+    const list = h("dl", { class: "provenance" });
+    const fields = [...FIELDS, "accommodations"];
+    for (const field of fields) {
+      const value = shownValue(shown2, field);
+      if (field === "accommodations" && !value) continue;
+      list.append(h("div", { "data-field": field }, h("dt", {}, t(label2(field))), h("dd", {}, value || t("none"))));
+    }
+    return list;
+  }
+  function showError2(error) {
+    const region = byId("card-error");
+    region.textContent = error === null ? "" : errorMessage(error);
+    region.hidden = error === null;
+  }
+  function form(shown2) {
+    const editable = FIELDS.filter((field) => shown2.student_editable.includes(field));
+    const controls = /* @__PURE__ */ new Map();
+    for (const field of editable) {
+      const isList = LISTS.includes(field);
+      const control = isList ? h("textarea", { name: field, rows: "3" }) : h("input", { name: field, maxlength: "200" });
+      control.id = `my-card-${field}`;
+      control.value = isList ? shown2[field].join("\n") : shownValue(shown2, field);
+      controls.set(field, control);
+    }
+    const submit2 = h("button", { type: "submit" }, t("student_card_save"));
+    const node = h(
+      "form",
+      { id: "my-card-form" },
+      ...[...controls].map(
+        ([field, control]) => h(
+          "p",
+          { class: "field" },
+          h("label", { for: control.id }, t(label2(field))),
+          LISTS.includes(field) ? h("span", { class: "hint" }, t("student_card_one_per_line")) : null,
+          control
+        )
+      ),
+      submit2
+    );
+    node.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const patch = {};
+      for (const [field, control] of controls) {
+        if (LISTS.includes(field)) {
+          const value = lines(control.value);
+          if (value.join("\n") !== shown2[field].join("\n")) patch[field] = value;
+        } else if (control.value.trim() !== shownValue(shown2, field)) {
+          patch[field] = control.value.trim();
+        }
+      }
+      void save(patch, submit2);
+    });
+    return node;
+  }
+  async function save(patch, button) {
+    const me = state.me;
+    if (!me) return;
+    showError2(null);
+    if (!Object.keys(patch).length) {
+      announce("card", t("student_card_unchanged"));
+      return;
+    }
+    button.disabled = true;
+    try {
+      card = unwrap(
+        await api.PATCH("/api/v1/students/{student_id}/card/", { params: { path: { student_id: me.id } }, body: patch })
+      );
+      draw2();
+      announce("card", t("student_card_saved"));
+    } catch (error) {
+      showError2(error);
+    } finally {
+      button.disabled = false;
+    }
+  }
+  function draw2() {
+    const section = byId("about-me");
+    section.hidden = card === null;
+    byId("card-view").replaceChildren(...card ? [view(card)] : []);
+    const edit = byId("card-edit");
+    const editable = card ? FIELDS.filter((field) => card?.student_editable.includes(field)) : [];
+    edit.hidden = editable.length === 0;
+    byId("card-editable").textContent = editable.length ? t("student_card_you_may_edit", { fields: editable.map((field) => t(label2(field)).toLowerCase()).join(", ") }) : "";
+    const open = edit.open;
+    edit.replaceChildren(h("summary", {}, t("student_card_edit")), ...card && editable.length ? [form(card)] : []);
+    edit.open = open;
+  }
+  async function loadCard() {
+    const me = state.me;
+    if (!me) return;
+    const result = await api.GET("/api/v1/students/{student_id}/card/", { params: { path: { student_id: me.id } } });
+    if (state.me?.id !== me.id) return;
+    card = result.data ?? null;
+    draw2();
+  }
+  function redrawCard() {
+    draw2();
+  }
+  function resetCard() {
+    card = null;
+    showError2(null);
+    draw2();
+  }
+
   // web/src/student_errors.ts
   var StreamCut = class extends Error {
     constructor() {
@@ -1711,7 +1861,7 @@
   var memoriesNext = false;
   var memoriesPage = 1;
   var summaryWatch = 0;
-  function draw2() {
+  function draw3() {
     byId("memories").replaceChildren(
       ...memories.map(
         (memory) => h(
@@ -1739,11 +1889,11 @@
     memories = more ? [...memories, ...data.results] : data.results;
     memoriesPage = page2;
     memoriesNext = Boolean(data.next);
-    draw2();
+    draw3();
   }
   function memoryAdded(memory) {
     memories = [memory, ...memories.filter((m) => m.id !== memory.id)];
-    draw2();
+    draw3();
   }
   function watchForSummary(conversationId) {
     const status = byId("memories-status");
@@ -1768,14 +1918,14 @@
     window.setTimeout(() => void poll(), SUMMARY_POLL_MS);
   }
   function redrawMemories() {
-    draw2();
+    draw3();
   }
   function resetMemories() {
     memories = [];
     memoriesNext = false;
     summaryWatch++;
     byId("memories-status").textContent = "";
-    draw2();
+    draw3();
   }
   byId("refresh-memories").addEventListener("click", (event) => {
     void act(event.currentTarget, () => loadMemories());
@@ -1855,15 +2005,15 @@
       )
     );
   }
-  function given(form, question, prefix) {
+  function given(form2, question, prefix) {
     const name = `${prefix}-q${question.id}`;
-    const field = form.elements.namedItem(name);
+    const field = form2.elements.namedItem(name);
     if (field instanceof RadioNodeList) return field.value;
     if (!(field instanceof HTMLInputElement)) return "";
     return field.type === "radio" && !field.checked ? "" : field.value;
   }
-  async function submit(quiz, form, prefix, place) {
-    const answers = quiz.questions.map((q) => ({ question: q.id, answer: given(form, q, prefix) }));
+  async function submit(quiz, form2, prefix, place) {
+    const answers = quiz.questions.map((q) => ({ question: q.id, answer: given(form2, q, prefix) }));
     const attempt = attempts.get(quiz.id) ?? newClientMessageId();
     attempts.set(quiz.id, attempt);
     const session = generation;
@@ -1879,24 +2029,24 @@
     if (session !== generation) return;
     attempts.delete(quiz.id);
     quizRemember(result.quiz);
-    announce(result.quiz.status === "grading" ? t("student_quiz_sent_grading") : t("student_quiz_sent"));
+    announce("quizzes", result.quiz.status === "grading" ? t("student_quiz_sent_grading") : t("student_quiz_sent"));
     document.querySelector(`[data-quiz="${quiz.id}"][data-place="${place}"] .quiz-score`)?.focus();
   }
   function quizForm(quiz, place) {
     const prefix = `${place}-quiz-${quiz.id}`;
     const button = h("button", { type: "submit" }, t("student_quiz_submit"));
-    const form = h(
+    const form2 = h(
       "form",
       { class: "quiz-form" },
       ...quiz.questions.map((q) => questionField(q, prefix)),
       h("p", { class: "muted" }, t("student_quiz_skip_hint")),
       button
     );
-    form.addEventListener("submit", (event) => {
+    form2.addEventListener("submit", (event) => {
       event.preventDefault();
-      void act(button, () => submit(quiz, form, prefix, place));
+      void act(button, () => submit(quiz, form2, prefix, place));
     });
-    return form;
+    return form2;
   }
   function answerItem(question, answer2) {
     const result = answer2?.result ?? "ungraded";
@@ -1935,22 +2085,22 @@
   }
   function quizCard(id, place) {
     const quiz = quizzes.get(id);
-    const card = h("article", { class: "quiz", "data-quiz": String(id), "data-place": place });
-    if (!quiz) return card;
-    card.classList.add(`quiz-${quiz.status}`);
+    const card2 = h("article", { class: "quiz", "data-quiz": String(id), "data-place": place });
+    if (!quiz) return card2;
+    card2.classList.add(`quiz-${quiz.status}`);
     const titleId = `${place}-quiz-${id}-title`;
-    card.setAttribute("aria-labelledby", titleId);
+    card2.setAttribute("aria-labelledby", titleId);
     let body;
     if (!isFull(quiz)) body = loadButton(quiz);
     else if (quiz.status === "open") body = quizForm(quiz, place);
     else body = quizResult(quiz);
-    card.append(
+    card2.append(
       h("h3", { id: titleId }, t("student_quiz_title", { topic: quiz.topic })),
       h("p", { class: "meta" }, [quiz.skill, formatDate(quiz.created_at)].filter(Boolean).join(" · ")),
       h("p", { class: "quiz-score", tabindex: "-1" }, score(quiz)),
       body
     );
-    return card;
+    return card2;
   }
   function redrawQuiz(id) {
     for (const node of document.querySelectorAll(`[data-quiz="${id}"]`)) {
@@ -1971,7 +2121,7 @@
         if (quiz.status !== "grading") {
           watched.delete(id);
           quizRemember(quiz);
-          announce(t("student_quiz_graded", { topic: quiz.topic }));
+          announce("quizzes", t("student_quiz_graded", { topic: quiz.topic }));
           return;
         }
       } catch {
@@ -2060,7 +2210,7 @@
       url && h("p", { class: "resource-url" }, h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, url))
     );
   }
-  function draw3() {
+  function draw4() {
     const box = byId("safety-notice");
     box.hidden = shown === null;
     if (!shown) {
@@ -2075,17 +2225,26 @@
   }
   function showSafety(notice) {
     shown = notice;
-    draw3();
+    draw4();
     const heading = byId("safety-heading");
     heading.scrollIntoView({ block: "start" });
     heading.focus();
   }
+  function withoutShownResources(text) {
+    const resources = shown?.resources ?? [];
+    if (resources.length === 0) return text;
+    const cut = text.lastIndexOf("\n\n");
+    if (cut < 0) return text;
+    const lines2 = text.slice(cut + 2).split("\n").slice(1);
+    const same = lines2.length === resources.length && lines2.every((line, i) => line.startsWith(`- ${resources[i]?.name}`));
+    return same ? text.slice(0, cut) : text;
+  }
   function redrawSafety() {
-    draw3();
+    draw4();
   }
   function resetSafety() {
     shown = null;
-    draw3();
+    draw4();
   }
 
   // web/src/student_chat.ts
@@ -2095,8 +2254,12 @@
   var failed = /* @__PURE__ */ new Map();
   var sending = null;
   var turnEnded = () => void 0;
+  var messageAdded = () => void 0;
   function onTurnEnd(listener) {
     turnEnded = listener;
+  }
+  function onMessageAdded(listener) {
+    messageAdded = listener;
   }
   var log = () => byId("messages");
   function messageItem(role, content) {
@@ -2104,7 +2267,7 @@
       "li",
       { class: `message ${role}` },
       h("span", { class: "who" }, t(role === "student" ? "you" : "tutor")),
-      h("p", { class: "text" }, content)
+      h("p", { class: "text" }, role === "tutor" ? withoutShownResources(content) : content)
     );
   }
   function retryButton(content, id, note) {
@@ -2213,6 +2376,7 @@
     const box = byId("message");
     const status = byId("turn-status");
     let reply = null;
+    let written = "";
     button.disabled = true;
     drawChat();
     list.setAttribute("aria-busy", "true");
@@ -2226,6 +2390,7 @@
             messages.push(event.data);
             list.append(messageItem("student", event.data.content));
             list.hidden = false;
+            messageAdded(conversation.id);
           }
           if (box.value === content) box.value = "";
         } else if (event.event === "delta") {
@@ -2234,10 +2399,13 @@
             item2.classList.add("streaming");
             list.append(item2);
             reply = item2.querySelector(".text");
+            messageAdded(conversation.id);
           }
-          reply?.append(event.data.content);
+          written += event.data.content;
+          if (reply) reply.textContent = withoutShownResources(written);
         } else if (event.event === "reply_replaced") {
-          if (reply) reply.textContent = event.data.content;
+          written = event.data.content;
+          if (reply) reply.textContent = withoutShownResources(written);
         } else if (event.event === "memory") {
           status.textContent = t("memory_saved", { title: event.data.title });
           memoryAdded(event.data);
@@ -2254,8 +2422,9 @@
           if (!reply) {
             list.append(messageItem("tutor", ""));
             reply = list.lastElementChild?.querySelector(".text") ?? null;
+            messageAdded(conversation.id);
           }
-          if (reply) reply.textContent = event.data.content;
+          if (reply) reply.textContent = withoutShownResources(event.data.content);
           reply?.parentElement?.classList.remove("streaming");
           messages.push(event.data);
           failed.delete(id);
@@ -2333,7 +2502,7 @@
     if (file.status === "ready" && file.pages) return t("student_file_ready_pages", { pages: file.pages });
     return t(`student_file_status_${file.status}`);
   }
-  function draw4() {
+  function draw5() {
     const section = byId("files-section");
     section.hidden = state.conversation === null;
     byId("file-form").hidden = !isOpen();
@@ -2358,7 +2527,7 @@
     );
     if (shownFor !== conversationId) return;
     files = list;
-    draw4();
+    draw5();
     if (files.some((f) => f.status === "pending")) follow(conversationId);
   }
   function follow(conversationId) {
@@ -2374,7 +2543,7 @@
         );
         if (token !== watch || shownFor !== conversationId) return;
         files = list;
-        draw4();
+        draw5();
         if (!files.some((f) => f.status === "pending")) return;
       } catch {
       }
@@ -2387,17 +2556,17 @@
     shownFor = conversation?.id ?? null;
     watch++;
     files = [];
-    draw4();
+    draw5();
     if (conversation) await load(conversation.id);
   }
   function redrawFiles() {
-    draw4();
+    draw5();
   }
   function resetFiles() {
     shownFor = null;
     watch++;
     files = [];
-    draw4();
+    draw5();
   }
   byId("file-form").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -2406,21 +2575,21 @@
     const conversation = state.conversation;
     if (!chosen || !conversation) return;
     void act(event.currentTarget.querySelector("button"), async () => {
-      const form = new FormData();
-      form.append("file", chosen);
+      const form2 = new FormData();
+      form2.append("file", chosen);
       const stored = unwrap(
         await api.POST("/api/v1/conversations/{conversation_id}/files/", {
           params: { path: { conversation_id: conversation.id } },
           // The typed body names the field; the request sends the FormData (multipart) itself.
           body: { file: chosen.name },
-          bodySerializer: () => form
+          bodySerializer: () => form2
         })
       );
       if (shownFor !== conversation.id) return;
       input.value = "";
       files = [...files.filter((f) => f.id !== stored.id), stored];
-      draw4();
-      announce(t("student_file_uploaded", { name: stored.name }));
+      draw5();
+      announce("files", t("student_file_uploaded", { name: stored.name }));
       if (stored.status === "pending") follow(conversation.id);
     });
   });
@@ -2440,7 +2609,7 @@
   function item(conversation) {
     const titleId = `conversation-${conversation.id}-title`;
     const current2 = state.conversation?.id === conversation.id;
-    const button = (label2) => h("button", { type: "button", class: "secondary", "aria-describedby": titleId }, label2);
+    const button = (label3) => h("button", { type: "button", class: "secondary", "aria-describedby": titleId }, label3);
     const open = button(t("student_open"));
     open.disabled = current2;
     open.addEventListener("click", () => void act(open, () => openConversation(conversation.id)));
@@ -2512,7 +2681,7 @@
       redrawFiles();
     }
     drawConversations();
-    announce(t("student_conversation_end_done", { title: conversationTitle(ended) }));
+    announce("conversations", t("student_conversation_end_done", { title: conversationTitle(ended) }));
     watchForSummary(ended.id);
   }
   function resetConversations() {
@@ -2525,6 +2694,14 @@
     resetFiles();
     drawConversations();
   }
+  onMessageAdded((id) => {
+    const shown2 = conversations.find((c) => c.id === id);
+    if (!shown2) return;
+    const counted = { ...shown2, message_count: shown2.message_count + 1 };
+    known(counted);
+    if (state.conversation?.id === id) state.conversation = counted;
+    drawConversations();
+  });
   onTurnEnd((id) => {
     api.GET("/api/v1/conversations/{conversation_id}/", { params: { path: { conversation_id: id }, query: { limit: 1 } } }).then(unwrap).then(({ messages: _latest, ...conversation }) => {
       known(conversation);
@@ -2547,6 +2724,7 @@
       subject.value = "";
       showChat([], null, []);
       drawConversations();
+      await loadConversations();
       await showFiles();
       byId("message").focus();
     });
@@ -2586,8 +2764,8 @@
             })
           );
           tasks = tasks.map((each) => each.id === updated.id ? updated : each);
-          draw5();
-          announce(t("student_task_saved", { title: updated.title, status: t(`student_task_${chosen}`) }));
+          draw6();
+          announce("tasks", t("student_task_saved", { title: updated.title, status: t(`student_task_${chosen}`) }));
           byId(id).focus();
         } finally {
           select.disabled = false;
@@ -2618,20 +2796,20 @@
       statusSelect(task, current2)
     );
   }
-  function draw5() {
+  function draw6() {
     byId("tasks").replaceChildren(...tasks.map(taskItem));
     byId("tasks-empty").hidden = tasks.length > 0;
   }
   async function loadTasks() {
     tasks = unwrap(await api.GET("/api/v1/tasks/", { params: { query: { page_size: PAGE_SIZE3 } } })).results;
-    draw5();
+    draw6();
   }
   function redrawTasks() {
-    draw5();
+    draw6();
   }
   function resetTasks() {
     tasks = [];
-    draw5();
+    draw6();
   }
 
   // web/src/student.ts
@@ -2640,7 +2818,13 @@
     role: "student",
     async start(me) {
       state.me = me;
-      const loads = await Promise.allSettled([resumeConversation(), loadMemories(), loadQuizzes(), loadTasks()]);
+      const loads = await Promise.allSettled([
+        resumeConversation(),
+        loadMemories(),
+        loadQuizzes(),
+        loadTasks(),
+        loadCard()
+      ]);
       const failed2 = loads.find((load2) => load2.status === "rejected");
       if (failed2) showError(failed2.reason);
     },
@@ -2650,6 +2834,7 @@
       redrawFiles();
       redrawQuizzes();
       redrawTasks();
+      redrawCard();
       redrawAsk();
       redrawMemories();
       redrawSafety();
@@ -2659,6 +2844,7 @@
       resetConversations();
       resetQuizzes();
       resetTasks();
+      resetCard();
       resetAsk();
       resetMemories();
       resetSafety();

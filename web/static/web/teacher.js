@@ -646,6 +646,7 @@
     visibility: "Who can see it",
     add_note: "Add the note",
     note_added: "Note added.",
+    note_title_rule: "4 to 10 words, saying what the note is about.",
     correct: "Correct",
     save: "Save the correction",
     corrected: "Memory corrected.",
@@ -764,6 +765,9 @@
     answer_citations: "Evidence cited:",
     answer_students: "Students named:",
     claim_unsupported: "no evidence cited",
+    ask_thinking: "Reading what is known and writing the answer…",
+    answer_no_citation: "This answer cites no evidence: check it before relying on it.",
+    flag_read_conversation: "Read the conversation",
     cite_memory: "Memory",
     cite_quiz: "Quiz",
     cite_skill: "Skill",
@@ -781,8 +785,8 @@
     card_level: "Level",
     card_register: "Preferred register",
     card_student_editable: "The student may edit",
-    card_size: "Size",
-    card_tokens: "{count} of {limit} tokens",
+    card_size: "Room used",
+    card_tokens: "{percent} % of the room the tutor keeps for the card",
     card_edit: "Edit the card",
     card_one_per_line: "Goals, accommodations and interests: one per line.",
     card_save: "Save the card",
@@ -874,7 +878,8 @@
     conversation_title_subject: "{subject}, {date}",
     conversation_status_active: "Open",
     conversation_status_ended: "Ended",
-    message_count: "{count} messages",
+    message_count_one: "{count} message",
+    message_count_other: "{count} messages",
     ended_on: "ended {date}",
     read_conversation: "Read the conversation",
     older_messages: "Show older messages",
@@ -962,6 +967,15 @@
     student_ask_about_me: "What do you know about me?",
     student_ask_about_me_question: "What do you know about me?",
     student_ask_thinking: "Your tutor is gathering what it knows…",
+    student_ask_no_citation: "Your tutor could not say where this comes from: it may be wrong.",
+    student_card_heading: "About me",
+    student_card_intro: "What your tutor keeps in mind about you in every conversation.",
+    student_card_you_may_edit: "You may change: {fields}.",
+    student_card_edit: "Change what your tutor knows about you",
+    student_card_one_per_line: "One per line.",
+    student_card_save: "Save",
+    student_card_saved: "Saved: your tutor will keep this in mind.",
+    student_card_unchanged: "Nothing changed.",
     student_ask_done: "Here is what your tutor knows.",
     student_ask_insufficient: "Your tutor does not know much about you yet.",
     student_ask_sources: "Where it comes from",
@@ -1043,6 +1057,7 @@
     visibility: "Qui peut la voir",
     add_note: "Ajouter la note",
     note_added: "Note ajoutée.",
+    note_title_rule: "4 à 10 mots, qui disent de quoi parle la note.",
     correct: "Corriger",
     save: "Enregistrer la correction",
     corrected: "Mémoire corrigée.",
@@ -1155,6 +1170,9 @@
     answer_citations: "Éléments cités :",
     answer_students: "Élèves cités :",
     claim_unsupported: "aucune source citée",
+    ask_thinking: "Lecture de ce qui est connu et rédaction de la réponse…",
+    answer_no_citation: "Cette réponse ne cite aucune source : vérifiez-la avant de vous y fier.",
+    flag_read_conversation: "Lire la conversation",
     cite_memory: "Mémoire",
     cite_quiz: "Quiz",
     cite_skill: "Compétence",
@@ -1171,8 +1189,8 @@
     card_level: "Niveau",
     card_register: "Registre de langue préféré",
     card_student_editable: "L'élève peut modifier",
-    card_size: "Taille",
-    card_tokens: "{count} jetons sur {limit}",
+    card_size: "Place occupée",
+    card_tokens: "{percent} % de la place que le tuteur réserve à la fiche",
     card_edit: "Modifier la fiche",
     card_one_per_line: "Objectifs, aménagements et centres d'intérêt : un par ligne.",
     card_save: "Enregistrer la fiche",
@@ -1261,7 +1279,8 @@
     conversation_title_subject: "{subject}, {date}",
     conversation_status_active: "Ouverte",
     conversation_status_ended: "Terminée",
-    message_count: "{count} messages",
+    message_count_one: "{count} message",
+    message_count_other: "{count} messages",
     ended_on: "terminée le {date}",
     read_conversation: "Lire la conversation",
     older_messages: "Afficher les messages plus anciens",
@@ -1348,6 +1367,15 @@
     student_ask_about_me: "Que sais-tu de moi ?",
     student_ask_about_me_question: "Que sais-tu de moi ?",
     student_ask_thinking: "Votre tuteur rassemble ce qu'il sait…",
+    student_ask_no_citation: "Votre tuteur n'a pas pu dire d'où cela vient : c'est peut-être faux.",
+    student_card_heading: "À propos de moi",
+    student_card_intro: "Ce que votre tuteur garde en tête à votre sujet à chaque conversation.",
+    student_card_you_may_edit: "Vous pouvez modifier : {fields}.",
+    student_card_edit: "Modifier ce que votre tuteur sait de vous",
+    student_card_one_per_line: "Un par ligne.",
+    student_card_save: "Enregistrer",
+    student_card_saved: "Enregistré : votre tuteur en tiendra compte.",
+    student_card_unchanged: "Rien n'a changé.",
     student_ask_done: "Voici ce que sait votre tuteur.",
     student_ask_insufficient: "Votre tuteur ne sait pas encore grand-chose de vous.",
     student_ask_sources: "D'où ça vient",
@@ -1383,6 +1411,9 @@
       /\{(\w+)\}/g,
       (whole, name) => name in params ? String(params[name]) : whole
     );
+  }
+  function plural(count) {
+    return new Intl.PluralRules(current).select(count) === "one" ? "one" : "other";
   }
   function isKey(key) {
     return key in en;
@@ -1560,6 +1591,20 @@
   var flags = [];
   var next = false;
   var page = 1;
+  var readConversation = () => void 0;
+  function onReadConversation(listener) {
+    readConversation = listener;
+  }
+  function conversationButton(flag) {
+    if (flag.conversation === null || flag.conversation === void 0) return null;
+    const button2 = h(
+      "button",
+      { type: "button", class: "secondary read-conversation", "aria-describedby": `flag-${flag.id}-title` },
+      t("flag_read_conversation")
+    );
+    button2.addEventListener("click", () => readConversation(flag));
+    return h("p", { class: "source-link" }, button2);
+  }
   function announce(text) {
     byId("safety-status").textContent = text;
   }
@@ -1664,6 +1709,7 @@
         flag.alert_unrouted && h("p", { class: "error unrouted" }, t("flag_unrouted")),
         h("p", { class: "excerpt" }, flag.excerpt),
         details2,
+        conversationButton(flag),
         flag.status === "open" && acknowledgeForm(flag),
         !closed && resolveForm(flag)
       )
@@ -1806,6 +1852,50 @@
       if (button2) button2.disabled = false;
     }
   }
+  function showFieldErrors(form2, error) {
+    clearFieldErrors(form2);
+    if (!(error instanceof ApiError) || typeof error.details !== "object" || error.details === null) return false;
+    let first = null;
+    for (const [name, messages] of Object.entries(error.details)) {
+      const control = form2.elements.namedItem(name);
+      if (!(control instanceof HTMLElement) || !control.id) continue;
+      const text = (Array.isArray(messages) ? messages : [messages]).map(String).join(" ");
+      const note = h("span", { class: "field-error", id: `${control.id}-error` }, text);
+      control.after(note);
+      control.setAttribute("aria-invalid", "true");
+      const described = control.getAttribute("aria-describedby");
+      control.setAttribute("aria-describedby", [described, note.id].filter(Boolean).join(" "));
+      first ?? (first = control);
+    }
+    first?.focus();
+    return first !== null;
+  }
+  function clearFieldErrors(form2) {
+    for (const note of form2.querySelectorAll(".field-error")) {
+      const control = form2.querySelector(`[aria-describedby~="${note.id}"]`);
+      if (control) {
+        control.removeAttribute("aria-invalid");
+        const rest = (control.getAttribute("aria-describedby") ?? "").split(" ").filter((id) => id && id !== note.id);
+        if (rest.length) control.setAttribute("aria-describedby", rest.join(" "));
+        else control.removeAttribute("aria-describedby");
+      }
+      note.remove();
+    }
+  }
+  async function formAct(section, form2, button2, action) {
+    sectionError(section, null);
+    clearFieldErrors(form2);
+    if (button2) button2.disabled = true;
+    try {
+      await action();
+      return true;
+    } catch (error) {
+      if (!showFieldErrors(form2, error)) sectionError(section, error);
+      return false;
+    } finally {
+      if (button2) button2.disabled = false;
+    }
+  }
   function notServed(error) {
     return error instanceof ApiError && error.status === 404;
   }
@@ -1871,6 +1961,8 @@
       "div",
       { class: "answer", "data-answer": String(answer.id) },
       answer.insufficient ? h("p", { class: "insufficient" }, t("answer_insufficient")) : null,
+      // An answer that cites nothing says so first: nothing in it can be checked.
+      answer.citations.length === 0 && !answer.insufficient ? h("p", { class: "no-citation", role: "note" }, t("answer_no_citation")) : null,
       h("p", { class: "answer-text" }, ...claims),
       students2,
       answer.citations.length ? h(
@@ -1904,11 +1996,13 @@
     const output = h("div", { class: "answer-area", "aria-live": "polite" });
     let answer = null;
     let streamed = "";
+    let asking = false;
     function draw8() {
       label2.textContent = target()?.label ?? t("ask_question");
       submit.textContent = t("ask");
       if (answer) output.replaceChildren(drawAnswer(answer, prefix, names, open2));
       else if (streamed) output.replaceChildren(h("p", { class: "answer-text streaming" }, streamed));
+      else if (asking) output.replaceChildren(h("p", { class: "thinking", role: "status" }, t("ask_thinking")));
       else output.replaceChildren();
     }
     const form2 = h("form", { class: "ask" }, h("p", { class: "field" }, label2, question), submit);
@@ -1918,6 +2012,7 @@
       if (!chosen) return;
       answer = null;
       streamed = "";
+      asking = true;
       draw8();
       output.setAttribute("aria-busy", "true");
       void sectionAct(prefix, submit, async () => {
@@ -1926,7 +2021,11 @@
           else answer = e.answer;
           draw8();
         }
-      }).finally(() => output.removeAttribute("aria-busy"));
+      }).finally(() => {
+        asking = false;
+        output.removeAttribute("aria-busy");
+        draw8();
+      });
     });
     root.replaceChildren(form2, output);
     draw8();
@@ -1934,6 +2033,7 @@
       clear() {
         answer = null;
         streamed = "";
+        asking = false;
         question.value = "";
         draw8();
       },
@@ -1963,7 +2063,7 @@
       ["card_level", shown.level || t("none")],
       ["card_register", shown.register || t("none")],
       ["card_student_editable", words(shown.student_editable.map((f) => t(`card_${f}`)))],
-      ["card_size", t("card_tokens", { count: shown.token_count, limit: shown.token_limit })],
+      ["card_size", t("card_tokens", { percent: Math.round(100 * shown.token_count / Math.max(1, shown.token_limit)) })],
       ["updated", formatDate(shown.updated_at)]
     ]);
   }
@@ -2459,7 +2559,7 @@
         { class: "meta" },
         t(`conversation_status_${conversation.status}`),
         " · ",
-        t("message_count", { count: conversation.message_count }),
+        t(`message_count_${plural(conversation.message_count)}`, { count: conversation.message_count }),
         conversation.ended_at ? ` · ${t("ended_on", { date: formatDate(conversation.ended_at) })}` : ""
       ),
       read
@@ -2467,9 +2567,10 @@
   }
   function message(m) {
     const who = m.role === "student" ? student3 ? displayName(student3) : t("student") : t("tutor");
+    const marked = open?.marked === m.id;
     return h(
       "li",
-      { class: `message ${m.role}`, "data-message": String(m.id) },
+      { class: `message ${m.role}${marked ? " marked" : ""}`, "data-message": String(m.id) },
       h("span", { class: "who" }, who, " · ", formatDate(m.created_at)),
       h("p", { class: "text" }, m.content)
     );
@@ -2482,10 +2583,8 @@
     panel.hidden = open === null;
     if (!open) return;
     byId("transcript-heading").textContent = title(open.conversation);
-    byId("transcript-meta").textContent = `${t(`conversation_status_${open.conversation.status}`)} · ${t(
-      "message_count",
-      { count: open.conversation.message_count }
-    )}`;
+    const count = open.conversation.message_count;
+    byId("transcript-meta").textContent = `${t(`conversation_status_${open.conversation.status}`)} · ${t(`message_count_${plural(count)}`, { count })}`;
     byId("transcript-messages").replaceChildren(...open.messages.map(message));
     byId("transcript-empty").textContent = open.messages.length ? "" : t("no_messages");
     byId("older-messages").hidden = open.before === null;
@@ -2503,7 +2602,7 @@
     more = Boolean(data.next);
     draw5();
   }
-  async function openConversation(id, button2 = null) {
+  async function openConversation(id, button2 = null, marked = null) {
     await sectionAct(SECTION4, button2, async () => {
       const data = unwrap(
         await api.GET("/api/v1/conversations/{conversation_id}/", {
@@ -2511,11 +2610,12 @@
         })
       );
       const { messages, ...conversation } = data;
-      open = { conversation, messages: [...messages.results].reverse(), before: messages.next_before };
+      open = { conversation, messages: [...messages.results].reverse(), before: messages.next_before, marked };
       draw5();
       const panel = byId("transcript");
-      panel.scrollIntoView({ block: "start" });
-      panel.focus();
+      const message2 = marked === null ? null : panel.querySelector(`[data-message="${marked}"]`);
+      (message2 ?? panel).scrollIntoView({ block: message2 ? "center" : "start" });
+      panel.focus({ preventScroll: true });
     });
   }
   async function loadOlder(button2) {
@@ -2577,7 +2677,7 @@
   function forgetEvidence() {
     known.clear();
   }
-  function conversationButton(id) {
+  function conversationButton2(id) {
     const button2 = h("button", { type: "button", class: "link" }, t("open_conversation", { id }));
     button2.addEventListener("click", () => void openConversation(id, button2));
     return button2;
@@ -2604,7 +2704,7 @@
         formatDate(memory.created_at),
         memory.status === "active" ? "" : ` · ${t(`status_${memory.status ?? "active"}`)}`,
         memory.source_conversation ? " · " : "",
-        memory.source_conversation ? conversationButton(memory.source_conversation) : ""
+        memory.source_conversation ? conversationButton2(memory.source_conversation) : ""
       )
     );
   }
@@ -2706,7 +2806,7 @@
         h("p", { class: "content" }, memory.content),
         evidenceList(memory),
         provenance(memory, user),
-        memory.source_conversation ? h("p", { class: "source-link" }, conversationButton(memory.source_conversation)) : null,
+        memory.source_conversation ? h("p", { class: "source-link" }, conversationButton2(memory.source_conversation)) : null,
         active && correctForm(memory, "correct", afterChange),
         active && archiveForm(memory, "archive", afterChange)
       )
@@ -2764,12 +2864,13 @@
   });
   byId("note-form").addEventListener("submit", (event) => {
     event.preventDefault();
+    const form2 = event.currentTarget;
     const title2 = byId("note-title");
     const content = byId("note-content");
     const visibility = byId("note-visibility").value === "student" ? "student" : "teacher_only";
     const who = student4;
     if (!who) return;
-    void act(event.currentTarget.querySelector("button"), async () => {
+    void formAct("note", form2, form2.querySelector("button"), async () => {
       unwrap(
         await api.POST("/api/v1/memories/", {
           body: { student: who.id, title: title2.value, content: content.value, visibility }
@@ -2979,6 +3080,17 @@
     view2.scrollIntoView({ block: "start" });
     await loadStudent();
   }
+  onReadConversation((flag) => {
+    if (flag.conversation === null || flag.conversation === void 0) return;
+    const conversation = flag.conversation;
+    void (async () => {
+      if (students.some((s) => s.id === flag.student.id) && selectedStudent()?.id !== flag.student.id) {
+        studentSelect().value = String(flag.student.id);
+        await loadStudent();
+      }
+      await openConversation(conversation, null, flag.message ?? null);
+    })();
+  });
   startCard(showCardPending);
   startReviews((what) => {
     if (what === "card") void reloadCard();
