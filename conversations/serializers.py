@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversations import screening
-from conversations.models import Conversation, ConversationFile, Message, ReplyMemory
+from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from conversations.screening import SafetyNoticeData
 from core.schema import ErrorEnvelope
 from learning.serializers import QuizOutput
@@ -162,4 +162,66 @@ class ReplyMemoryOutput(serializers.ModelSerializer[ReplyMemory]):
     class Meta:
         model = ReplyMemory
         fields = ["rank", "score", "signals", "memory"]
+        read_only_fields = fields
+
+
+# --- A student's export (privacy.export, docs/privacy.md) ----------------------------------------
+
+
+class ExportFile(serializers.ModelSerializer[ConversationFile]):
+    """A file's metadata only: its bytes and extracted text stay out of the export."""
+
+    class Meta:
+        model = ConversationFile
+        fields = ["id", "name", "content_type", "size", "status", "created_at"]
+        read_only_fields = fields
+
+
+class ExportCheckpoint(serializers.ModelSerializer[ContextCheckpoint]):
+    """A summary of the conversation's older messages written by context compression."""
+
+    class Meta:
+        model = ContextCheckpoint
+        fields = ["id", "covers_through_seq", "covered_messages", "summary", "created_at"]
+        read_only_fields = fields
+
+
+class ExportConversationHead(serializers.ModelSerializer[Conversation]):
+    """A conversation's own fields; the export writes its messages, files and checkpoints after."""
+
+    class Meta:
+        model = Conversation
+        fields = [
+            "id",
+            "subject",
+            "status",
+            "created_at",
+            "last_activity_at",
+            "ended_at",
+            "message_count",
+            "summary_status",
+        ]
+        read_only_fields = fields
+
+
+class ExportConversation(ExportConversationHead):
+    """For the schema: a conversation as the document holds it."""
+
+    messages = MessageOutput(many=True, read_only=True, help_text="Oldest first.")
+    files = ExportFile(many=True, read_only=True)
+    checkpoints = ExportCheckpoint(many=True, read_only=True)
+
+    class Meta(ExportConversationHead.Meta):
+        fields = [*ExportConversationHead.Meta.fields, "messages", "files", "checkpoints"]
+        read_only_fields = fields
+
+
+class ExportReplyMemory(serializers.ModelSerializer[ReplyMemory]):
+    """One memory that was in the prompt of one tutor reply (the access log)."""
+
+    signals = serializers.DictField(read_only=True)
+
+    class Meta:
+        model = ReplyMemory
+        fields = ["message", "memory", "rank", "score", "signals"]
         read_only_fields = fields

@@ -122,3 +122,19 @@ ASK_EVENTS: dict[str, serializers.Serializer[Any] | type[serializers.Serializer[
     "answer": AskAnswerEvent,
     "error": AskErrorEvent,
 }
+
+
+class ExportAsk(AskAnswerOutput):
+    """A question asked about the student and its checked answer (insights), with who asked and
+    the memories its prompt showed, in prompt order (its access log)."""
+
+    memories = serializers.SerializerMethodField()
+
+    class Meta(AskAnswerOutput.Meta):
+        model = AskLog
+        fields = [*AskAnswerOutput.Meta.fields, "asker", "model", "memories"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_memories(self, log: AskLog) -> list[int]:
+        return [access.memory_id for access in log.memory_accesses.all()]

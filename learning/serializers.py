@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from learning.models import Answer, Question, Quiz, Task, TaskStatus
+from learning.models import Answer, Question, Quiz, ReviewCard, SkillMastery, Task, TaskStatus
 from learning.selectors import StudentTaskStatus
 
 # --- Quizzes ------------------------------------------------------------------------------------
@@ -183,3 +183,87 @@ class TaskOutput(serializers.ModelSerializer[Task]):
         """A student's own status; for a teacher, every targeted student's."""
         statuses: list[StudentTaskStatus] = self.context["statuses"].get(task.pk, [])
         return list(TaskStatusOutput(statuses, many=True).data)
+
+
+# --- A student's export (privacy.export, docs/privacy.md) ----------------------------------------
+
+
+class ExportSkill(serializers.ModelSerializer[SkillMastery]):
+    history = serializers.ListField(child=serializers.FloatField(), read_only=True)
+
+    class Meta:
+        model = SkillMastery
+        fields = [
+            "id",
+            "skill",
+            "skill_key",
+            "attempts",
+            "correct",
+            "estimate",
+            "estimated_at",
+            "trend",
+            "history",
+            "latest_quiz",
+            "latest_correct",
+            "latest_total",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ExportReviewCard(serializers.ModelSerializer[ReviewCard]):
+    """A skill's review schedule (FSRS's card, learning.reviews): `skill` is its mastery row's id."""
+
+    skill: serializers.PrimaryKeyRelatedField[SkillMastery] = serializers.PrimaryKeyRelatedField(
+        source="mastery", read_only=True
+    )
+
+    class Meta:
+        model = ReviewCard
+        fields = [
+            "id",
+            "skill",
+            "skill_key",
+            "state",
+            "step",
+            "stability",
+            "difficulty",
+            "due",
+            "last_review",
+            "reviews",
+            "last_quiz",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ExportTask(serializers.ModelSerializer[Task]):
+    """A task set to the student or to one of their classes, with the student's own status
+    (`todo` and nulls when they never set one)."""
+
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Task
+        fields = ["id", "title", "instructions", "subject", "due_at", "classroom", "teacher", "created_at", "progress"]
+        read_only_fields = fields
+
+    @extend_schema_field(
+        serializers.DictField(help_text="{status, source, reason, updated_at}: the student's status on the task.")
+    )
+    def get_progress(self, task: Task) -> dict[str, Any]:
+        row = self.context.get("statuses", {}).get(task.pk)
+        when = serializers.DateTimeField().to_representation(row.updated_at) if row else None
+        return {
+            "status": row.status if row else "todo",
+            "source": row.source if row else None,
+            "reason": row.reason if row else "",
+            "updated_at": when,
+        }
+
+
+class ExportLearning(serializers.Serializer[None]):
+    quizzes = QuizOutput(many=True, read_only=True, help_text="With questions and answers (QuizOutput).")
+    skills = ExportSkill(many=True, read_only=True)
+    reviews = ExportReviewCard(many=True, read_only=True, help_text="The review schedule per skill.")
+    tasks = ExportTask(many=True, read_only=True)

@@ -26,14 +26,25 @@ from rest_framework.utils.encoders import JSONEncoder
 
 from accounts.models import User
 from accounts.selectors import is_staff_account, student_get_administered, student_get_visible
+from accounts.serializers import ExportStudent
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
+from conversations.serializers import (
+    ExportCheckpoint,
+    ExportConversationHead,
+    ExportFile,
+    ExportReplyMemory,
+    MessageOutput,
+)
 from insights.models import AskLog, AskMemory
+from insights.serializers import ExportAsk
 from learning.models import Answer, Question, Quiz, ReviewCard, SkillMastery, Task, TaskStatus
-from learning.serializers import QuizOutput
+from learning.serializers import ExportReviewCard, ExportSkill, ExportTask, QuizOutput
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
-from privacy import serializers as out
+from memory.serializers import ExportCard, ExportCardChange, ExportMemory, ExportSupersessionReview
 from privacy.models import EXPORT_PERMISSION
+from privacy.serializers import EXPORT_FORMAT
 from safety.models import Flag
+from safety.serializers import ExportFlag
 
 CHUNK_SIZE = 500
 
@@ -86,18 +97,16 @@ def _conversations(student: User) -> Iterator[str]:
     for index, conversation in enumerate(
         _rows(Conversation.objects.filter(student=student).order_by("created_at", "id"))
     ):
-        head = _dumps(out.ExportConversationHead(conversation).data)
+        head = _dumps(ExportConversationHead(conversation).data)
         yield ("," if index else "") + head[:-1] + ',"messages":['
-        yield from _array(
-            _rows(Message.objects.filter(conversation=conversation).order_by("seq")), out.ExportMessage, {}
-        )
+        yield from _array(_rows(Message.objects.filter(conversation=conversation).order_by("seq")), MessageOutput, {})
         files = ConversationFile.objects.filter(conversation=conversation).order_by("created_at", "id")
         checkpoints = ContextCheckpoint.objects.filter(conversation=conversation).order_by("covers_through_seq")
         yield (
             '],"files":'
-            + _dumps(out.ExportFile(files, many=True).data)
+            + _dumps(ExportFile(files, many=True).data)
             + ',"checkpoints":'
-            + _dumps(out.ExportCheckpoint(checkpoints, many=True).data)
+            + _dumps(ExportCheckpoint(checkpoints, many=True).data)
             + "}"
         )
 
@@ -130,9 +139,9 @@ def _learning(student: User, viewer: Any) -> Iterator[str]:
     # The student's own export hides the expected answers of a quiz not answered yet, as the API does.
     yield from _array(_rows(quizzes), QuizOutput, {"viewer": viewer})
     yield '],"skills":['
-    yield from _array(_rows(SkillMastery.objects.filter(student=student).order_by("skill_key")), out.ExportSkill, {})
+    yield from _array(_rows(SkillMastery.objects.filter(student=student).order_by("skill_key")), ExportSkill, {})
     yield '],"reviews":['
-    yield from _array(_rows(ReviewCard.objects.filter(student=student).order_by("skill_key")), out.ExportReviewCard, {})
+    yield from _array(_rows(ReviewCard.objects.filter(student=student).order_by("skill_key")), ExportReviewCard, {})
     statuses = {row.task_id: row for row in TaskStatus.objects.filter(student=student)}
     tasks = (
         Task.objects.filter(Q(student=student) | Q(classroom__enrollments__student=student) | Q(pk__in=list(statuses)))
@@ -140,7 +149,7 @@ def _learning(student: User, viewer: Any) -> Iterator[str]:
         .order_by("created_at", "id")
     )
     yield '],"tasks":['
-    yield from _array(_rows(tasks), out.ExportTask, {"statuses": statuses})
+    yield from _array(_rows(tasks), ExportTask, {"statuses": statuses})
     yield "]}"
 
 
@@ -187,29 +196,27 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
     def pieces() -> Iterator[str]:
         exported_at = serializers.DateTimeField().to_representation(timezone.now())
         yield (
-            f'{{"format":{_dumps(out.EXPORT_FORMAT)},"exported_at":{_dumps(exported_at)},'
-            f'"student":{_dumps(out.ExportStudent(student).data)},"conversations":['
+            f'{{"format":{_dumps(EXPORT_FORMAT)},"exported_at":{_dumps(exported_at)},'
+            f'"student":{_dumps(ExportStudent(student).data)},"conversations":['
         )
         yield from _conversations(student)
         yield '],"memories":['
-        yield from _array(
-            _rows(memories.order_by("created_at", "id")), out.ExportMemory, _memory_context(student, hidden)
-        )
+        yield from _array(_rows(memories.order_by("created_at", "id")), ExportMemory, _memory_context(student, hidden))
         yield '],"supersession_reviews":['
-        yield from _array(_rows(reviews.order_by("created_at", "id")), out.ExportSupersessionReview, {})
+        yield from _array(_rows(reviews.order_by("created_at", "id")), ExportSupersessionReview, {})
         card = StudentCard.objects.filter(student=student).first() or StudentCard(student=student)
-        yield '],"card":' + _dumps(out.ExportCard(card).data) + ',"card_changes":['
-        yield from _array(_rows(card_changes.order_by("created_at", "id")), out.ExportCardChange, {"hidden": hidden})
+        yield '],"card":' + _dumps(ExportCard(card).data) + ',"card_changes":['
+        yield from _array(_rows(card_changes.order_by("created_at", "id")), ExportCardChange, {"hidden": hidden})
         yield '],"learning":'
         yield from _learning(student, viewer)
         yield ',"reply_memories":['
-        yield from _array(_rows(accesses.order_by("message_id", "rank")), out.ExportReplyMemory, {})
+        yield from _array(_rows(accesses.order_by("message_id", "rank")), ExportReplyMemory, {})
         if include_teacher_only:
             # Students never see a flag: their own export has no `safety_flags` at all.
             yield '],"safety_flags":['
-            yield from _array(_rows(_flags(student)), out.ExportFlag, {})
+            yield from _array(_rows(_flags(student)), ExportFlag, {})
         yield '],"asks":['
-        yield from _array(_rows(_asks(student, include_teacher_only)), out.ExportAsk, {})
+        yield from _array(_rows(_asks(student, include_teacher_only)), ExportAsk, {})
         yield "]}"
 
     for piece in pieces():

@@ -130,3 +130,32 @@ class FlagDetailOutput(FlagOutput):
     @extend_schema_field(FileOutput(many=True, help_text="The file it is about: one for a file's flag, else none."))
     def get_files(self, flag: Flag) -> Any:
         return FileOutput([flag.file] if flag.file is not None else [], many=True).data
+
+
+class ExportFlag(serializers.ModelSerializer[Flag]):
+    """A safety flag about the student, with its whole log and its alerts. Only in an export by
+    staff or the student's teacher: a student never sees a flag, in their own export neither."""
+
+    categories = serializers.ListField(child=serializers.CharField(), read_only=True)
+    scores = serializers.DictField(read_only=True)
+    cited_messages: serializers.PrimaryKeyRelatedField[Any] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
+    cited_memories: serializers.PrimaryKeyRelatedField[Any] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
+    actions = FlagActionOutput(many=True, read_only=True, help_text="The log, oldest first.")
+    deliveries = DeliveryOutput(many=True, read_only=True, help_text="The alerts, oldest first.")
+
+    class Meta:
+        model = Flag
+        fields = [
+            *SAFETY_FLAG_FIELDS,
+            "scores",
+            "original_text",
+            "cited_messages",
+            "cited_memories",
+            "actions",
+            "deliveries",
+        ]
+        read_only_fields = fields

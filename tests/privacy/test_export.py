@@ -179,6 +179,29 @@ def test_a_student_does_not_see_expected_answers_of_an_open_quiz(clients, school
     assert None not in {q["expected_answer"] for q in teachers["learning"]["quizzes"][0]["questions"]}
 
 
+def test_the_export_names_models_as_the_api_does_never_by_a_host_path(clients, school):
+    """Messages and memories are exported by their apps' own serializers (the API's): a model
+    that a server named by the path of its weights is its id, in the student's own export too."""
+    from conversations.models import Message
+    from memory.services.records import memory_summary_store
+    from tests.conversations.test_turn import start
+
+    path = "/srv/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    cid = start(clients["alice"])
+    Message.objects.create(conversation_id=cid, seq=1, role="tutor", content="Hello", model=path)
+    summary, _created = memory_summary_store(
+        student_id=school["alice"].pk,
+        conversation_id=cid,
+        title="Adding fractions with unlike denominators today",
+        content="Alice added fractions. She found common denominators.",
+    )
+    AIMemory.objects.filter(pk=summary.pk).update(model=path)
+    _resp, doc = exported(clients["alice"], school["alice"].pk)
+    assert path not in json.dumps(doc)
+    assert doc["conversations"][0]["messages"][0]["model"] == "SmolLM2-135M-Instruct.Q4_1"
+    assert {m["model"] for m in doc["memories"]} == {"SmolLM2-135M-Instruct.Q4_1"}
+
+
 @pytest.mark.parametrize("intruder", ["bob", "carol", "teacher_b"])
 def test_another_student_or_another_class_gets_404(clients, school, intruder):
     """Another student (same class or not) and a teacher of another class get 404."""

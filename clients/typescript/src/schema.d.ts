@@ -1480,7 +1480,7 @@ export interface components {
             readonly message_count: number;
             readonly summary_status: components["schemas"]["SummaryStatusEnum"];
             /** @description Oldest first. */
-            readonly messages: components["schemas"]["ExportMessage"][];
+            readonly messages: components["schemas"]["MessageOutput"][];
             readonly files: components["schemas"]["ExportFile"][];
             readonly checkpoints: components["schemas"]["ExportCheckpoint"][];
         };
@@ -1567,7 +1567,8 @@ export interface components {
             readonly tasks: components["schemas"]["ExportTask"][];
         };
         /**
-         * @description Every field of a memory with its provenance and its supersession chain both ways.
+         * @description A memory as the export holds it: the API's fields (MemoryOutput) but the student and the
+         *     review reason, with its provenance and its supersession chain both ways, and its links.
          *
          *     The context gives `supersedes` ({memory id: [ids it replaced]}), `links` ({id: [ids]}) and
          *     `hidden` (the ids of teacher-only notes left out of a student's own export, which no id here
@@ -1592,7 +1593,7 @@ export interface components {
             /** Format: double */
             readonly confidence: number;
             readonly needs_review: boolean;
-            /** @description The model that wrote it. */
+            /** @description The model that wrote it, by its id ('' if none). */
             readonly model: string;
             /** @description The newer memory that replaced this one. */
             readonly superseded_by: number | null;
@@ -1608,20 +1609,6 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly updated_at: string;
-        };
-        ExportMessage: {
-            readonly id: number;
-            readonly seq: number;
-            readonly role: components["schemas"]["MessageRoleEnum"];
-            readonly content: string;
-            readonly client_message_id: string | null;
-            readonly reply_to: number | null;
-            readonly token_count: number;
-            readonly prompt_tokens: number;
-            readonly completion_tokens: number;
-            readonly model: string;
-            /** Format: date-time */
-            readonly created_at: string;
         };
         /** @description One memory that was in the prompt of one tutor reply (the access log). */
         ExportReplyMemory: {
