@@ -118,7 +118,7 @@ def test_a_student_uses_every_part_of_the_page(
         {"content": PERCENT_REPLY, "stream_seconds": 4.0},
     )
     ask_url = f"/api/v1/students/{alice.pk}/ask/"
-    config = {
+    config: dict[str, Any] = {
         "baseUrl": server,
         "chromium": browser["chromium"],
         "artifacts": str(artifacts_dir),
@@ -187,7 +187,8 @@ def test_a_student_uses_every_part_of_the_page(
     assert seen["crisis_fr"]["message"].startswith("Merci de me l'avoir dit")
     assert seen["crisis_fr"]["resources"] == [r["name"] for r in config["resourcesFr"]]
     assert seen["crisis_fr"]["reply"] == CRISIS_REPLY_FR
-    assert Message.objects.filter(conversation=fractions, role="tutor").last().content.startswith(CRISIS_REPLY_FR)
+    last_reply = Message.objects.filter(conversation=fractions, role="tutor").last()
+    assert last_reply is not None and last_reply.content.startswith(CRISIS_REPLY_FR)
     # The card's interests, edited by the student (their teacher let them).
     assert StudentCard.objects.get(student=alice).interests == ["Football", "Chess"]
     assert seen["card_editable"] == "You may change: interests."
