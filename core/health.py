@@ -17,10 +17,13 @@ redirect (SECURE_REDIRECT_EXEMPT), CSRF (GET only) and the throttles (no DRF vie
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -241,10 +244,29 @@ class OperationsEndpoints:
             return await self.get_response(request)  # type: ignore[misc]
         if view is live:
             return view(request)
+        if view is ready:
+            # On threads of its own: during a database outage every database thread may be
+            # waiting on the pool (DB_POOL_TIMEOUT_SECONDS a step), and the balancer's check
+            # must not queue behind them; its database check needs no pooled connection.
+            return await _on_health_thread(view, request)
         # On the database threads (core.db.db_thread), not in the one thread that every
         # other synchronous view of this process shares: a busy server still answers its
-        # balancer's check at once.
+        # scraper at once.
         return await db_thread(view, request)
+
+
+# Two: a balancer polling each node every second, and one more poll while one is answered.
+_health_threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="health")
+
+
+async def _on_health_thread(view: Callable[[HttpRequest], HttpResponse], request: HttpRequest) -> HttpResponse:
+    def run() -> HttpResponse:
+        try:
+            return view(request)
+        finally:
+            connection_release()
+
+    return await asyncio.get_running_loop().run_in_executor(_health_threads, contextvars.copy_context().run, run)
 
 
 def _endpoint(path: str) -> Callable[[HttpRequest], HttpResponse] | None:

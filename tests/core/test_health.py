@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -161,3 +163,42 @@ def test_health_is_exempt_from_authentication_https_and_the_host_check(settings)
     assert client.get("/health/ready").status_code == 200
     # Everything else is still redirected to HTTPS.
     assert Client(HTTP_HOST="tutor.example.org").get("/api/v1/me/").status_code == 301
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ready_answers_while_every_database_thread_waits(monkeypatch, settings):
+    """Through the ASGI middleware, with every database-step thread of the process held (as
+    each waits on the pool while the database is down), /health/ready is still answered: it
+    runs on threads of its own, not queued behind them."""
+    from asgiref.sync import async_to_sync
+    from django.test import RequestFactory
+
+    from core import db
+
+    settings.DB_STEP_THREADS = 2
+    monkeypatch.setattr(db, "_executor", None)
+    release = threading.Event()
+    held = threading.Barrier(settings.DB_STEP_THREADS + 1)
+
+    def hold() -> None:
+        held.wait()
+        release.wait()
+
+    async def get_response(request: Any) -> Any:
+        raise AssertionError("answered by the middleware")
+
+    async def poll() -> Any:
+        holders = [asyncio.ensure_future(db.db_thread(hold)) for _ in range(settings.DB_STEP_THREADS)]
+        await asyncio.get_running_loop().run_in_executor(None, held.wait)
+        try:
+            # Far past an answer: only a check queued behind the held threads reaches it.
+            answered: Any = health.OperationsEndpoints(get_response)(request)
+            return await asyncio.wait_for(answered, timeout=60)
+        finally:
+            release.set()
+            await asyncio.gather(*holders)
+
+    request = RequestFactory().get("/health/ready", HTTP_HOST="10.1.2.3:8000")
+    response = async_to_sync(poll)()
+    assert response.status_code in (200, 503)
+    assert "database" in json.loads(response.content)["checks"]
