@@ -2,18 +2,19 @@
 between them, holding no database connection):
 
 1. `ask_target`: who asks about whom (insights.selectors, 404 outside the scope) and the budget
-   check (llm.costs: the same 429 `budget_exceeded` a chat message gets);
+   check (llm.costs: the same 429 `budget_exceeded` a chat message gets, for the asker's budget);
 2. `ask_prepare`: the evidence within the token budget (insights.evidence, insights.classroom)
    and the prompt (insights.prompts);
 3. `ask_store`: the answer checked (insights.citations) and stored in one transaction with its
    access log (AskMemory) and its metering (LLMUsage); `usage_save` stores the metering of a
    call that failed.
 
-Metering: a question about a student is metered to that student (their budget and their
-classes' pay for it, as for their chat). A question about a class is metered to the students
-whose evidence its prompt showed: the call's row is split into one row per shortlisted student,
-its tokens in proportion to the tokens of each one's evidence, so the class's budget counts it
-whole and each row's cost is its share. With no evidence shown, no model is called.
+Metering: a question is metered to whoever asks it. A student's question about themself is
+theirs, like their chat (their budgets and their classes' count it). A teacher's or staff
+member's question, about a student or a class, is metered to them (`LLMUsage.asker`, with the
+class it was about), never to a student: it counts in their asker budgets only, so that no
+question can spend a student's or a class's chat budget. With no evidence shown, no model is
+called.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
 from accounts.models import Classroom, User
 from accounts.selectors import student_get_overseen
@@ -72,40 +72,22 @@ class Prepared:
     messages: list[dict[str, str]]
     blocks: list[prompts.Block]
     shown: dict[str, Item] = field(default_factory=dict)
-    # (student id, evidence tokens) of each student whose evidence is shown: the metering split.
-    weights: list[tuple[int, int]] = field(default_factory=list)
 
 
 def ask_target(*, user: Any, question: str, student_id: Any = None, classroom_id: Any = None) -> Target:
-    """Step 1 (see the module docstring). Raises NotFound, or BudgetExceeded (429)."""
+    """Step 1 (see the module docstring). Raises NotFound, or BudgetExceeded (429) when the
+    asker's budget is spent: a student's own, or a teacher's or staff member's asker budget."""
     if student_id is not None:
         student = student_get_overseen(user=user, student_id=student_id)
-        costs.budget_check(student_id=student.pk)
+        if student.pk == user.pk:
+            costs.budget_check(student_id=student.pk)
+        else:
+            costs.asker_budget_check(asker_id=user.pk)
         return Target(asker=user, question=question, student=student)
     classroom = ask_classroom_get(user=user, classroom_id=classroom_id)
     students = tuple(classroom_evidence.class_students(classroom))
-    class_budget_check(classroom=classroom, students=students)
+    costs.asker_budget_check(asker_id=user.pk)
     return Target(asker=user, question=question, classroom=classroom, students=students)
-
-
-def class_budget_check(*, classroom: Classroom, students: tuple[User, ...]) -> None:
-    """Raise BudgetExceeded if the class's own budget (daily or monthly, over all its students'
-    spend) is used up. The students' own budgets are not checked: the teacher asks, not them."""
-    if not students:
-        return
-    now = timezone.now()
-    budgets = [
-        b
-        for b in costs.budgets_for(student_id=students[0].pk)
-        if b.scope == costs.CLASSROOM and b.classroom_id == classroom.pk
-    ]
-    if not budgets:
-        return
-    spend = costs.budget_spend(student_id=students[0].pk, budgets=budgets, now=now)
-    over = [b for b in budgets if spend[b] >= b.limit]
-    if over:
-        budget = max(over, key=lambda b: (costs.period_end(b.period, now), spend[b] / b.limit))
-        raise costs.BudgetExceeded(budget=budget, spent=spend[budget], now=now)
 
 
 def _framing(target: Target) -> tuple[str, str]:
@@ -149,51 +131,19 @@ def ask_prepare(*, target: Target, limits: Limits, embedder: Any = True) -> Prep
         language=target.language, about=about, asker=asker, question=target.question, blocks=blocks
     )
     shown = {item.ref: item for block in blocks for item in block.items}
-    weights = [(b.student_id, sum(prompts.item_tokens(i) for i in b.items)) for b in blocks]
-    return Prepared(target=target, messages=messages, blocks=blocks, shown=shown, weights=weights)
-
-
-def split_usage(row: LLMUsage, weights: list[tuple[int, int]]) -> list[LLMUsage]:
-    """One unsaved row per (student, weight), the tokens split in proportion (largest
-    remainders, so they add up), each priced; `row` itself when there is nothing to split."""
-    total = sum(w for _, w in weights)
-    if len(weights) < 2 or total <= 0:
-        if weights:
-            row.student_id = weights[0][0]
-        return [row]
-
-    def shares(amount: int) -> list[int]:
-        exact = [amount * w / total for _, w in weights]
-        base = [int(x) for x in exact]
-        order = sorted(range(len(exact)), key=lambda i: exact[i] - base[i], reverse=True)
-        for i in order[: amount - sum(base)]:
-            base[i] += 1
-        return base
-
-    rows = []
-    for (student_id, _), prompt, completion in zip(
-        weights, shares(row.prompt_tokens), shares(row.completion_tokens), strict=True
-    ):
-        rows.append(
-            LLMUsage(
-                purpose=row.purpose,
-                model=row.model,
-                student_id=student_id,
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                cost=costs.usage_cost(model=row.model, prompt_tokens=prompt, completion_tokens=completion),
-                latency_ms=row.latency_ms,
-                ok=row.ok,
-                error=row.error,
-            )
-        )
-    return rows
+    return Prepared(target=target, messages=messages, blocks=blocks, shown=shown)
 
 
 def usage_save(*, prepared: Prepared, usage: list[LLMUsage]) -> None:
-    """Store the metering of the question's model calls (split for a class, see the module docstring)."""
-    rows = [part for row in usage for part in split_usage(row, prepared.weights)]
-    LLMUsage.objects.bulk_create(rows)
+    """Store the metering of the question's model calls, each row the asker's (see the module
+    docstring): the student's only when they ask about themself."""
+    target = prepared.target
+    own = target.student is not None and target.student.pk == target.asker.pk
+    for row in usage:
+        row.asker_id = target.asker.pk
+        row.student_id = target.asker.pk if own else None
+        row.classroom_id = target.classroom.pk if target.classroom is not None else None
+    LLMUsage.objects.bulk_create(usage)
 
 
 def ask_store(*, prepared: Prepared, content: str, model: str, usage: list[LLMUsage]) -> AskLog:

@@ -1,12 +1,13 @@
 """The admin's view of LLM metering: read-only, written only by llm.gateway. A scoped user sees
-the calls of the students they may see (the API's /usage/), not the anonymised ones."""
+the calls of the students they may see and their own questions (the API's /usage/), not the
+anonymised ones."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from accounts.admin import ReadOnlyAdmin
@@ -21,6 +22,7 @@ class LLMUsageAdmin(ReadOnlyAdmin):
         "purpose",
         "model",
         "student",
+        "asker",
         "conversation_id",
         "prompt_tokens",
         "completion_tokens",
@@ -30,9 +32,11 @@ class LLMUsageAdmin(ReadOnlyAdmin):
     )
     list_filter = ("purpose", "ok")
     search_fields = ("model", "student__username")
-    list_select_related = ("student",)
+    list_select_related = ("student", "asker")
     ordering = ("-id",)
     show_full_result_count = False
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        return queryset.filter(student__in=students_visible_to(request.user).values("pk"))
+        return queryset.filter(
+            Q(student__in=students_visible_to(request.user).values("pk")) | Q(asker=request.user, student__isnull=True)
+        )

@@ -46,6 +46,10 @@ class UsageStudent(UsageAmounts):
     days = UsageDay(many=True, help_text="The days with calls, oldest first.")
 
 
+class UsageQuestions(UsageAmounts):
+    days = UsageDay(many=True, help_text="The days with questions, oldest first.")
+
+
 class UsageApi(APIView):
     """Model spend per student and per day: a teacher's students (or the one named), a student's own."""
 
@@ -83,6 +87,10 @@ class UsageApi(APIView):
         total = UsageAmounts()
         days = UsageDay(many=True, help_text="All the students' spend per day with calls, oldest first.")
         students = UsageStudent(many=True, help_text="Every student in the report, by username, with zeros if idle.")
+        questions = UsageQuestions(
+            help_text="The questions (`/ask/`) the requester asked as a teacher or staff member, metered to them and "
+            "counted in their asker budgets, not to any student; a student's own questions are in their spend."
+        )
 
     @extend_schema(summary="Model usage and spend", parameters=[Input], responses=Output)
     def get(self, request: Request) -> Response:

@@ -7,15 +7,20 @@ does not list costs 0 (a local one). Each `LLMUsage` row is priced when it is wr
 Budgets, in USD per UTC day and per calendar month (UTC), each 0 for none:
 - per student: BUDGET_STUDENT_DAILY and BUDGET_STUDENT_MONTHLY, or their classroom's override;
 - per classroom, over the spend of all its students: BUDGET_CLASSROOM_DAILY and _MONTHLY, or its
-  override.
+  override;
+- per asker (a teacher or staff member), over the questions they ask: BUDGET_ASKER_DAILY and
+  _MONTHLY.
 Every budget that covers the student applies (a student in two classes is held to both classes'
-budgets, the strictest decides). Spend is everything metered for the student, background work
-included, but only a chat turn's call of the model is ever refused: summaries, compression and
-grading keep the memory whole and always run. A message past the budget is still stored and
-screened, and a crisis is answered (the crisis reply and the resources, without the model) and
-alerted; any other message gets the 429, and so does its retry until the budget resets. A turn
-that starts under the budget finishes, so spend can pass a limit by the turns in flight when it
-was reached.
+budgets, the strictest decides). A student's and a class's budgets count their chat spend
+(llm.models.CHAT_PURPOSES: the turn's calls and the student's own questions); the work done after
+a conversation (summaries, extraction, consolidation, grading) is metered, never counted nor
+refused, so that it cannot lock a class out of the tutor. A teacher's or staff member's question
+is metered to them (LLMUsage.asker, no student) and counts in their asker budgets only.
+Only a chat turn's call of the model (or a question) is ever refused. A message past the budget
+is still stored and screened, and a crisis is answered (the crisis reply and the resources,
+without the model) and alerted; any other message gets the 429, and so does its retry until the
+budget resets. A turn that starts under the budget finishes, so spend can pass a limit by the
+turns in flight when it was reached.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import Classroom
 from core.errors import ApplicationError
-from llm.models import LLMUsage
+from llm.models import CHAT_PURPOSES, LLMUsage
 
 ZERO = Decimal(0)
 MILLION = Decimal(1_000_000)
@@ -68,7 +73,7 @@ def usage_cost(*, model: str, prompt_tokens: int, completion_tokens: int) -> Dec
 # --- Budgets ----------------------------------------------------------------------------------
 
 DAILY, MONTHLY = "daily", "monthly"
-STUDENT, CLASSROOM = "student", "classroom"
+STUDENT, CLASSROOM, ASKER = "student", "classroom", "asker"
 
 # (scope, period) -> (the setting, the Classroom field that overrides it)
 _SOURCES = {
@@ -81,7 +86,7 @@ _SOURCES = {
 
 @dataclass(frozen=True)
 class Budget:
-    scope: str  # STUDENT: the student's own spend; CLASSROOM: all the class's students'
+    scope: str  # STUDENT: the student's own spend; CLASSROOM: all the class's students'; ASKER: their questions
     period: str  # DAILY or MONTHLY
     limit: Decimal
     # The classroom whose budget (or override of a student budget) this is; None: the setting.
@@ -144,6 +149,7 @@ def budget_spend(*, student_id: int, budgets: list[Budget], now: datetime) -> di
     day = Q(created_at__gte=period_start(DAILY, now))
     since = period_start(MONTHLY if any(b.period == MONTHLY for b in budgets) else DAILY, now)
     own = Q(student_id=student_id)
+    chat = Q(purpose__in=CHAT_PURPOSES)  # the spend index's own condition
     sums: dict[str, Any] = {
         "own_daily": Sum("cost", filter=own & day),
         "own_monthly": Sum("cost", filter=own),
@@ -152,26 +158,26 @@ def budget_spend(*, student_id: int, budgets: list[Budget], now: datetime) -> di
     if classroom_ids:
         # One group per classroom: its students' rows (the student's own are in every group).
         rows = list(
-            LLMUsage.objects.filter(created_at__gte=since, student__enrollments__classroom_id__in=classroom_ids)
-            .values(classroom=F("student__enrollments__classroom_id"))
+            LLMUsage.objects.filter(chat, created_at__gte=since, student__enrollments__classroom_id__in=classroom_ids)
+            .values(class_id=F("student__enrollments__classroom_id"))
             .annotate(**sums, daily=Sum("cost", filter=day), monthly=Sum("cost"))
             .order_by()
         )
     else:
-        rows = [LLMUsage.objects.filter(own, created_at__gte=since).aggregate(**sums)]
+        rows = [LLMUsage.objects.filter(own, chat, created_at__gte=since).aggregate(**sums)]
     spent: dict[tuple[str, str, int | None], Decimal] = {}
     for row in rows:
         for period in (DAILY, MONTHLY):
             spent[(STUDENT, period, None)] = max(spent.get((STUDENT, period, None), ZERO), row[f"own_{period}"] or ZERO)
-            if "classroom" in row:
-                spent[(CLASSROOM, period, row["classroom"])] = row[period] or ZERO
+            if "class_id" in row:
+                spent[(CLASSROOM, period, row["class_id"])] = row[period] or ZERO
     return {b: spent.get((b.scope, b.period, b.classroom_id if b.scope == CLASSROOM else None), ZERO) for b in budgets}
 
 
 class BudgetExceeded(ApplicationError):
-    """429: a chat message past a spend budget. The message is stored (the turn adds
-    `student_message_id` to the details) but not answered; the same message sent again is answered
-    once the budget resets (Retry-After)."""
+    """429: a chat message or a question past a spend budget. A chat message is stored (the turn
+    adds `student_message_id` to the details) but not answered; the same message sent again is
+    answered once the budget resets (Retry-After). A question is not stored."""
 
     status_code = 429
     code = "budget_exceeded"
@@ -196,6 +202,14 @@ class BudgetExceeded(ApplicationError):
             "classroom_monthly": _(
                 "Your class's monthly budget for the tutor is used up (%(spent)s of %(limit)s USD). New messages "
                 "are accepted again from %(resets_at)s."
+            ),
+            "asker_daily": _(
+                "Your daily budget for questions is used up (%(spent)s of %(limit)s USD). New questions are "
+                "accepted again from %(resets_at)s."
+            ),
+            "asker_monthly": _(
+                "Your monthly budget for questions is used up (%(spent)s of %(limit)s USD). New questions are "
+                "accepted again from %(resets_at)s."
             ),
         }
         # Enough decimals to tell the spend from a limit under a cent.
@@ -228,6 +242,34 @@ def budget_check(*, student_id: int, now: datetime | None = None) -> None:
     if not budgets:
         return
     spend = budget_spend(student_id=student_id, budgets=budgets, now=now)
+    over = [b for b in budgets if spend[b] >= b.limit]
+    if over:
+        budget = max(over, key=lambda b: (period_end(b.period, now), spend[b] / b.limit))
+        raise BudgetExceeded(budget=budget, spent=spend[budget], now=now)
+
+
+def asker_budgets() -> list[Budget]:
+    """The asker budgets (limit above 0): BUDGET_ASKER_DAILY and BUDGET_ASKER_MONTHLY."""
+    budgets = [
+        Budget(ASKER, DAILY, Decimal(settings.BUDGET_ASKER_DAILY or 0)),
+        Budget(ASKER, MONTHLY, Decimal(settings.BUDGET_ASKER_MONTHLY or 0)),
+    ]
+    return [b for b in budgets if b.limit > 0]
+
+
+def asker_budget_check(*, asker_id: int, now: datetime | None = None) -> None:
+    """Raise BudgetExceeded if a teacher's or staff member's asker budget is spent: the
+    questions metered to them (LLMUsage.asker) since the day or month began. No query when no
+    asker budget is set, one aggregate otherwise."""
+    now = now or timezone.now()
+    budgets = asker_budgets()
+    if not budgets:
+        return
+    since = period_start(MONTHLY if any(b.period == MONTHLY for b in budgets) else DAILY, now)
+    sums = LLMUsage.objects.filter(asker_id=asker_id, purpose=LLMUsage.Purpose.ASK, created_at__gte=since).aggregate(
+        daily=Sum("cost", filter=Q(created_at__gte=period_start(DAILY, now))), monthly=Sum("cost")
+    )
+    spend = {b: sums[b.period] or ZERO for b in budgets}
     over = [b for b in budgets if spend[b] >= b.limit]
     if over:
         budget = max(over, key=lambda b: (period_end(b.period, now), spend[b] / b.limit))

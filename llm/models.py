@@ -5,6 +5,11 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 
+# What a student's (and their class's) chat budgets count (llm.costs): the calls their chat and
+# questions make. The work done afterwards for their memory and learning (summaries, extraction,
+# consolidation, grading) is metered but not counted, so that it never refuses a message.
+CHAT_PURPOSES = ("chat", "compression", "embedding", "safety", "ask")
+
 
 class LLMUsage(models.Model):
     """One row per model call, successful or not: what it was for, what it cost, how long it took."""
@@ -25,6 +30,15 @@ class LLMUsage(models.Model):
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_usage"
     )
+    # A question (Purpose.ASK) is metered to whoever asked it: a teacher's or staff member's
+    # (student empty, so no student's budget pays for it), or a student's own (both the student).
+    asker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_asks"
+    )
+    # The class a question was about (ASK about a class).
+    classroom = models.ForeignKey(
+        "accounts.Classroom", null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_usage"
+    )
     conversation_id = models.BigIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
@@ -37,9 +51,13 @@ class LLMUsage(models.Model):
 
     class Meta:
         indexes = [
-            # A student's spend since a day or month began (the budget check, llm.costs), read from
-            # the index alone: cost is its last column.
-            models.Index(fields=["student", "created_at", "cost"], name="llmusage_student_spend"),
+            # A student's chat spend since a day or month began (the budget check, llm.costs), read
+            # from the index alone: cost is its last column, and background work is left out.
+            models.Index(
+                fields=["student", "created_at", "cost"],
+                name="llmusage_student_chat_spend",
+                condition=models.Q(purpose__in=CHAT_PURPOSES),
+            ),
         ]
 
     def __str__(self) -> str:

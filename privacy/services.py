@@ -163,7 +163,7 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
         # Usage stays, without its owner: spend totals (a class's budget, /usage/) keep counting it.
         anonymised = LLMUsage.objects.filter(
             Q(student=student) | Q(conversation_id__in=conversations.values("pk"))
-        ).update(student=None, conversation_id=None)
+        ).update(student=None, conversation_id=None, asker=None)
 
         # Questions about the student, by them, or whose prompt showed their evidence (a class's),
         # with their access log (AskMemory cascades), before the memories it names.

@@ -78,12 +78,16 @@ def test_the_log_and_the_memories_it_used_are_stored(school, clients, llm, recor
     assert all(AIMemory.objects.get(pk=m).student == school["alice"] for m in used)
 
 
-def test_the_call_is_metered_to_the_student(school, clients, llm, record):
-    """The model call is one LLMUsage row, purpose ask, on alice's account."""
+def test_the_call_is_metered_to_the_asker(school, clients, llm, record):
+    """The model call is one LLMUsage row, purpose ask, on the teacher's account, not alice's;
+    alice's own question about herself is hers."""
     ask(clients["teacher_a"], school["alice"].pk, QUESTION)
-    rows = list(LLMUsage.objects.filter(purpose=LLMUsage.Purpose.ASK))
-    assert len(rows) == 1
-    assert rows[0].student == school["alice"] and rows[0].ok and rows[0].prompt_tokens > 0
+    (row,) = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.ASK)
+    assert (row.asker, row.student, row.classroom) == (school["teacher_a"], None, None)
+    assert row.ok and row.prompt_tokens > 0
+    assert ask(clients["alice"], school["alice"].pk, QUESTION).status_code == 200
+    own = LLMUsage.objects.filter(purpose=LLMUsage.Purpose.ASK).exclude(pk=row.pk).get()
+    assert (own.asker, own.student) == (school["alice"], school["alice"])
 
 
 def test_a_forged_citation_is_dropped(school, clients, llm, record):
@@ -190,13 +194,39 @@ def test_the_model_saying_the_evidence_does_not_answer_is_insufficient(school, c
 
 
 def test_past_the_budget_the_question_is_refused_like_a_chat_message(school, clients, llm, record, settings):
-    """alice's daily budget spent: 429 budget_exceeded with Retry-After, and no call."""
+    """alice's daily budget spent: her own question is refused, 429 budget_exceeded with
+    Retry-After and no call; her teacher's question about her is not (it is the teacher's)."""
     settings.BUDGET_STUDENT_DAILY = Decimal("0.5")
     LLMUsage.objects.create(purpose="chat", model="x", student=school["alice"], cost=Decimal("1"))
-    resp = ask(clients["teacher_a"], school["alice"].pk, QUESTION)
+    resp = ask(clients["alice"], school["alice"].pk, QUESTION)
     assert resp.status_code == 429, resp.content
     assert resp.json()["error"]["code"] == "budget_exceeded" and resp["Retry-After"]
+    assert resp.json()["error"]["details"]["budget"] == "student_daily"
     assert llm.calls("ask") == []
+    assert ask(clients["teacher_a"], school["alice"].pk, QUESTION).status_code == 200
+
+
+def test_a_teachers_questions_never_lock_the_student_out(school, clients, llm, record, settings):
+    """Questions about alice, as dear as a day of her budget each, are the teacher's spend: alice
+    still sends; the teacher, past their own asker budget, gets a 429 that speaks to them."""
+    settings.BUDGET_STUDENT_DAILY = Decimal("0.01")
+    settings.BUDGET_CLASSROOM_DAILY = Decimal("0.01")
+    settings.BUDGET_ASKER_DAILY = Decimal("0.05")
+    settings.LLM_PRICES = {"scripted-tutor": (Decimal("1000"), Decimal("3000"))}
+    assert ask(clients["teacher_a"], school["alice"].pk, QUESTION).status_code == 200
+    assert LLMUsage.objects.get(purpose="ask").cost > Decimal("0.05")
+    refused = ask(clients["teacher_a"], school["alice"].pk, QUESTION)
+    assert refused.status_code == 429
+    error = refused.json()["error"]
+    assert error["details"]["budget"] == "asker_daily"
+    assert error["message"].startswith("Your daily budget for questions")
+    conversation = clients["alice"].post("/api/v1/conversations/", {"subject": "Fractions"}, format="json").json()
+    sent = clients["alice"].post(
+        f"/api/v1/conversations/{conversation['id']}/messages/",
+        {"content": "What is 1/2 + 1/4?", "client_message_id": "m1"},
+        format="json",
+    )
+    assert sent.status_code == 201, sent.content
 
 
 def test_no_model_configured_is_503(school, clients, record, no_llm):
@@ -233,7 +263,7 @@ def test_a_failing_model_is_503_and_its_call_is_metered(school, clients, llm, re
     assert resp.json()["error"]["code"] == "model_unavailable" and resp.json()["error"]["retry_safe"]
     assert not AskLog.objects.exists()
     row = LLMUsage.objects.get(purpose="ask")
-    assert row.ok is False and row.student == school["alice"]
+    assert row.ok is False and (row.asker, row.student) == (school["teacher_a"], None)
 
 
 def test_the_log_of_questions(school, clients, llm, record):

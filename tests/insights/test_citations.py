@@ -12,8 +12,6 @@ from insights.citations import check_answer, citations, named_students, normal_r
 from insights.classroom import Candidate, fit_round_robin
 from insights.evidence import fit
 from insights.items import Item, ref_for
-from insights.services import split_usage
-from llm.models import LLMUsage
 
 SHOWN = ["m12", "quiz 4", "skill adding fractions", "task 7", "file 3", "card"]
 
@@ -138,15 +136,6 @@ def test_round_robin_gives_every_student_a_first_item_before_any_a_second():
     one = prompts.item_tokens(candidates[0].items[0]) + prompts.block_tokens("s1")
     blocks, left_out = fit_round_robin(candidates, one * 3 + 5)
     assert [len(b.items) for b in blocks] == [1, 1, 1] and left_out == 6
-
-
-def test_usage_split_adds_up_to_the_call():
-    row = LLMUsage(purpose="ask", model="gpt-4o-mini", prompt_tokens=1001, completion_tokens=97, latency_ms=5)
-    rows = split_usage(row, [(1, 300), (2, 100), (3, 100)])
-    assert [r.student_id for r in rows] == [1, 2, 3]
-    assert sum(r.prompt_tokens for r in rows) == 1001 and sum(r.completion_tokens for r in rows) == 97
-    assert rows[0].prompt_tokens == 601 and all(r.cost > 0 for r in rows)
-    assert split_usage(row, [(5, 10)]) == [row] and row.student_id == 5
 
 
 def test_the_prompt_asks_for_the_language_and_refs():

@@ -1,6 +1,6 @@
 """Asking about a class: a shortlist from mastery and recall, one answer naming the students with
-their evidence, within the model's window and the class's budget; the call metered to the
-shortlisted students."""
+their evidence, within the model's window; the call metered to the teacher who asked, never to
+the class's or its students' budgets."""
 
 from __future__ import annotations
 
@@ -42,18 +42,19 @@ def test_the_answer_names_the_students_with_their_evidence(school, clients, llm,
     assert log.classroom == school["class_a"] and log.student is None
     assert list(log.subjects.all()) == [school["bob"]] and log.students == body["students"]
     (row,) = LLMUsage.objects.filter(purpose="ask")
-    assert row.student_id == bob
+    assert (row.asker, row.classroom, row.student) == (school["teacher_a"], school["class_a"], None)
 
 
-def test_the_call_is_split_between_the_shortlisted_students(school, clients, llm, record):
-    """A question matching both: one row each, adding up to the call's tokens."""
+def test_the_call_is_metered_to_the_asker_and_the_class_not_the_students(school, clients, llm, record):
+    """A question matching both students: one row, the teacher's, about the class, with the
+    call's tokens; no student's spend moves."""
     body = ask_class(clients["teacher_a"], school["class_a"].pk, "Who struggles with fractions or perimeter?").json()
     assert {s["username"] for s in body["students"]} == {"alice", "bob"}
-    rows = list(LLMUsage.objects.filter(purpose="ask"))
-    assert sorted(r.student_id for r in rows) == sorted([school["alice"].pk, school["bob"].pk])
+    (row,) = LLMUsage.objects.filter(purpose="ask")
+    assert (row.asker, row.classroom, row.student) == (school["teacher_a"], school["class_a"], None)
     log = AskLog.objects.get()
-    assert sum(r.prompt_tokens for r in rows) == log.prompt_tokens
-    assert sum(r.completion_tokens for r in rows) == log.completion_tokens
+    assert (row.prompt_tokens, row.completion_tokens) == (log.prompt_tokens, log.completion_tokens)
+    assert not LLMUsage.objects.filter(student__isnull=False).exists()
 
 
 def test_a_class_of_35_fits_a_small_window(school, clients, llm, record, settings):
@@ -109,16 +110,26 @@ def test_students_and_other_teachers_get_404(school, clients, llm, record, intru
     assert llm.calls("ask") == []
 
 
-def test_past_the_class_budget_the_question_is_refused(school, clients, llm, record):
-    """The class's daily budget spent by its students: 429 budget_exceeded, no call."""
+def test_the_class_budget_does_not_refuse_the_teachers_question_the_askers_does(school, clients, llm, record, settings):
+    """The class's daily budget spent by its students' chat and background work: the teacher's
+    question is still answered (it is the teacher's spend). Past the teacher's own asker budget:
+    429 budget_exceeded `asker_daily`, in words for the asker, and no call."""
     classroom = school["class_a"]
     classroom.budget_daily = Decimal("0.5")
     classroom.save(update_fields=["budget_daily"])
     LLMUsage.objects.create(purpose="chat", model="x", student=school["alice"], cost=Decimal("1"))
+    LLMUsage.objects.create(purpose="extraction", model="x", student=school["bob"], cost=Decimal("5"))
+    assert ask_class(clients["teacher_a"], classroom.pk, PERIMETER).status_code == 200
+    settings.BUDGET_ASKER_DAILY = Decimal("0.5")
+    LLMUsage.objects.create(purpose="ask", model="x", asker=school["teacher_a"], classroom=classroom, cost=Decimal("1"))
+    calls = len(llm.calls("ask"))
     resp = ask_class(clients["teacher_a"], classroom.pk, PERIMETER)
     assert resp.status_code == 429 and resp.json()["error"]["code"] == "budget_exceeded"
-    assert resp.json()["error"]["details"]["budget"] == "classroom_daily"
-    assert llm.calls("ask") == []
+    error = resp.json()["error"]
+    assert (error["details"]["budget"], error["details"]["classroom_id"]) == ("asker_daily", None)
+    assert error["message"].startswith("Your daily budget for questions is used up (1.00 of 0.50 USD).")
+    assert len(llm.calls("ask")) == calls
+    assert ask_class(clients["teacher_b"], school["class_b"].pk, PERIMETER).status_code == 200
 
 
 def test_an_empty_class_says_the_evidence_does_not_answer(school, clients, llm):

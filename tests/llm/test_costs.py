@@ -1,5 +1,6 @@
 """What model calls cost: prices on every usage row, spend budgets that refuse a new chat message
-past them (never background work), and the usage report for teachers and students."""
+past them (never background work, which they do not count), and the usage report for teachers
+and students."""
 
 from __future__ import annotations
 
@@ -264,7 +265,8 @@ def test_the_check_is_one_aggregate_query_after_the_classrooms(school, settings)
 
 @pytest.mark.postgresql_only
 def test_the_spend_query_reads_the_index(school, settings):
-    """On PostgreSQL the budget's aggregate is answered from the (student, created_at, cost) index."""
+    """On PostgreSQL the budget's aggregate is answered from the (student, created_at, cost) index
+    of chat spend."""
     settings.BUDGET_STUDENT_DAILY = Decimal("1")
     settings.BUDGET_CLASSROOM_DAILY = Decimal("1")
     for student in ("alice", "bob", "carol"):
@@ -286,7 +288,7 @@ def test_the_spend_query_reads_the_index(school, settings):
             cursor.execute(f'DROP INDEX "{name}"')
         cursor.execute("EXPLAIN " + queries[-1]["sql"])
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "llmusage_student_spend" in plan, plan
+    assert "llmusage_student_chat_spend" in plan, plan
 
 
 def test_a_summary_still_runs_past_the_budget(clients, priced, settings, school):
@@ -300,6 +302,24 @@ def test_a_summary_still_runs_past_the_budget(clients, priced, settings, school)
         costs.budget_check(student_id=school["alice"].pk)
     assert conversation_summary_write(conversation_id=cid) is Outcome.STORED
     assert LLMUsage.objects.get(purpose="summary").cost > 0
+
+
+def test_background_work_does_not_spend_the_chat_budgets(clients, priced, school):
+    """A class's $3.00 daily budget and $7.60 of summaries, extraction, consolidation and
+    grading for its students: its students still chat, and only chat spend refuses them."""
+    school["class_a"].budget_daily = Decimal("3.00")
+    school["class_a"].budget_student_daily = Decimal("1.00")
+    school["class_a"].save()
+    for purpose, cost in (("summary", "2.40"), ("extraction", "3.00"), ("consolidation", "1.20"), ("grading", "1")):
+        spend(school["alice"], cost, purpose=purpose)
+    with CaptureQueriesContext(connection) as queries:
+        costs.budget_check(student_id=school["alice"].pk)
+    assert "purpose" in queries[-1]["sql"]
+    assert send(clients["alice"], start(clients["alice"]), "Hello", "m1").status_code == 201
+    spend(school["bob"], "3.00")
+    refused = send(clients["alice"], start(clients["alice"]), "Hello", "m2")
+    assert refused.status_code == 429
+    assert refused.json()["error"]["details"]["budget"] == "classroom_daily"
 
 
 # --- The usage report ---------------------------------------------------------------------------
@@ -341,11 +361,34 @@ def test_a_teacher_gets_the_spend_per_student_and_per_day(clients, school, usage
         (today, Decimal("0.15"), 2),
     ]
 
+    assert body["questions"] == {
+        "cost": "0.00000000",
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "calls": 0,
+        "days": [],
+    }
+
     one = clients["teacher_a"].get(f"/api/v1/usage/?student={school['bob'].pk}&since={today}&until={today}").json()
     assert [s["username"] for s in one["students"]] == ["bob"] and Decimal(one["total"]["cost"]) == Decimal("0.40")
     since = usage_days["today"] - timedelta(days=60)
     older = clients["teacher_a"].get(f"/api/v1/usage/?student={school['alice'].pk}&since={since}").json()
     assert Decimal(older["total"]["cost"]) == Decimal("9.35")
+
+
+def test_a_teachers_questions_are_their_own_spend(clients, school, usage_days):
+    """A question metered to teacher_a is in their `questions`, not in any student's spend nor
+    in the total; teacher_b's report does not show it."""
+    LLMUsage.objects.create(
+        purpose="ask", model="m", asker=school["teacher_a"], classroom=school["class_a"], cost=Decimal("0.25")
+    )
+    body = clients["teacher_a"].get("/api/v1/usage/").json()
+    assert Decimal(body["total"]["cost"]) == Decimal("0.75")
+    assert Decimal(body["questions"]["cost"]) == Decimal("0.25") and body["questions"]["calls"] == 1
+    assert [(d["date"], Decimal(d["cost"])) for d in body["questions"]["days"]] == [
+        (timezone.now().date().isoformat(), Decimal("0.25"))
+    ]
+    assert clients["teacher_b"].get("/api/v1/usage/").json()["questions"]["calls"] == 0
 
 
 def test_a_student_gets_their_own_spend_only(clients, school, usage_days):

@@ -77,8 +77,11 @@ LLM_PRICE_DEFAULTS: dict[str, tuple[Decimal, Decimal]] = {
 LLM_PRICES = {**LLM_PRICE_DEFAULTS, **env_prices("LLM_PRICES")}
 # Spend budgets in USD, per UTC day and calendar month (UTC); 0 or empty: none. A classroom may
 # override each for its students and itself (Classroom.budget_*). Past one, a new chat message is
-# refused with 429 budget_exceeded until the period ends; background work is never refused.
+# refused with 429 budget_exceeded until the period ends; background work is never refused, nor
+# counted. The asker budgets are each teacher's or staff member's, over the questions they ask.
 BUDGET_STUDENT_DAILY = env_decimal("BUDGET_STUDENT_DAILY")
 BUDGET_STUDENT_MONTHLY = env_decimal("BUDGET_STUDENT_MONTHLY")
 BUDGET_CLASSROOM_DAILY = env_decimal("BUDGET_CLASSROOM_DAILY")
 BUDGET_CLASSROOM_MONTHLY = env_decimal("BUDGET_CLASSROOM_MONTHLY")
+BUDGET_ASKER_DAILY = env_decimal("BUDGET_ASKER_DAILY")
+BUDGET_ASKER_MONTHLY = env_decimal("BUDGET_ASKER_MONTHLY")

@@ -2749,6 +2749,21 @@ export interface components {
             days: components["schemas"]["UsageDay"][];
             /** @description Every student in the report, by username, with zeros if idle. */
             students: components["schemas"]["UsageStudent"][];
+            /** @description The questions (`/ask/`) the requester asked as a teacher or staff member, metered to them and counted in their asker budgets, not to any student; a student's own questions are in their spend. */
+            questions: components["schemas"]["UsageQuestions"];
+        };
+        UsageQuestions: {
+            /**
+             * Format: decimal
+             * @description USD, as priced when each call was made.
+             */
+            cost: string;
+            prompt_tokens: number;
+            completion_tokens: number;
+            /** @description Model calls, failed ones included. */
+            calls: number;
+            /** @description The days with questions, oldest first. */
+            days: components["schemas"]["UsageDay"][];
         };
         UsageStudent: {
             /**
