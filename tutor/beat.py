@@ -18,11 +18,15 @@ writes it again, each periodic task then due one period later.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
 import redis
+from django.conf import settings
 from redbeat.schedulers import RedBeatScheduler, acquire_distributed_beat_lock, get_redis
 
 logger = logging.getLogger(__name__)
@@ -58,7 +62,13 @@ class Scheduler(RedBeatScheduler):
         if self._unreachable_since is not None:
             self._unreachable_since = None
             logger.info("beat: Redis is reachable again; the periodic tasks go on")
+        self._ticked()
         return float(min([*remaining, self.max_interval]))
+
+    def _ticked(self) -> None:
+        """Say in Redis that a beat holding the lock ran its loop now (`ready_check`)."""
+        with contextlib.suppress(*UNREACHABLE):  # the next tick meets the outage and says so
+            get_redis(self.app).set(tick_key(), time.time(), ex=int(stale_seconds()) + 1)
 
     def _schedule_restore(self) -> None:
         """Write the periodic tasks again if Redis lost them (it came back without its data)."""
@@ -91,3 +101,39 @@ class Scheduler(RedBeatScheduler):
         except UNREACHABLE as exc:  # stopping during an outage: the lock expires on its own
             logger.warning("beat: could not release the lock (%s); it expires on its own", exc)
             self.lock = None
+
+
+# --- /health/ready: a scheduler that stopped -------------------------------------------------------
+
+
+def tick_key() -> str:
+    return f"{getattr(settings, 'CELERY_REDBEAT_KEY_PREFIX', 'redbeat:')}:tick"
+
+
+def stale_seconds() -> float:
+    """How long without a beat's loop before readiness warns: six loops, at least a minute."""
+    return max(60.0, 6.0 * float(settings.CELERY_BEAT_MAX_LOOP_INTERVAL))
+
+
+@lru_cache(maxsize=4)
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+
+
+def ready_check() -> bool | None:
+    """/health/ready's `scheduler` check (HEALTH_READY_CHECKS): a warning when no beat has run
+    its loop for `stale_seconds()` (none started, or all stopped): the periodic tasks (the
+    sweeps, the crisis escalations) wait. Skipped without RedBeat (the embedded default)."""
+    from core.health import CheckFailed, CheckWarning
+
+    if settings.CELERY_BEAT_SCHEDULER != "tutor.beat:Scheduler":
+        return False
+    try:
+        ticked = _client(getattr(settings, "CELERY_REDBEAT_REDIS_URL", "")).exists(tick_key())
+    except UNREACHABLE as exc:
+        raise CheckFailed(f"unreachable: {type(exc).__name__}") from exc
+    if not ticked:
+        raise CheckWarning(
+            f"no scheduler ran in the last {stale_seconds():.0f} s: the periodic tasks wait (start celery beat)"
+        )
+    return None

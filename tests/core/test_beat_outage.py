@@ -14,6 +14,7 @@ import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -89,8 +90,11 @@ def test_beat_keeps_sending_periodic_tasks_after_redis_restarts(
         assert proc.poll() is None, text()[-4000:]
         after = text()[restarted:]
         assert "CRITICAL" not in after and "beat raised exception" not in after, after[-4000:]
-        # Each tick went to the broker: its messages wait on their queue.
-        assert redis.Redis.from_url(own_redis.url).llen(f"{prefix}ticks") >= 3
+        # Each tick went to the broker: its messages wait on their queue; and the beat says it
+        # runs (/health/ready's scheduler check).
+        client = redis.Redis.from_url(own_redis.url)
+        assert client.llen(f"{prefix}ticks") >= 3
+        assert client.exists(f"{prefix}redbeat::tick")
     finally:
         terminate(proc)
 
@@ -146,3 +150,21 @@ def test_beat_writes_the_schedule_again_when_redis_comes_back_without_its_data(
         assert client.exists(f"{prefix}redbeat::lock")
     finally:
         terminate(proc)
+
+
+@pytest.mark.django_db
+def test_readiness_warns_while_no_scheduler_runs(settings: Any, own_redis: OwnRedis) -> None:
+    """/health/ready's `scheduler` check: a warning (the node stays ready) while no beat has run
+    its loop for a minute; "ok" once one does."""
+    from django.test import Client
+
+    from tutor import beat
+
+    settings.CELERY_BEAT_SCHEDULER = "tutor.beat:Scheduler"
+    settings.CELERY_REDBEAT_REDIS_URL = own_redis.url
+    settings.CELERY_REDBEAT_KEY_PREFIX = f"t{uuid.uuid4().hex[:8]}-redbeat:"
+    balancer = Client(HTTP_HOST="10.1.2.3:8000")
+    resp = balancer.get("/health/ready")
+    assert resp.json()["checks"]["scheduler"].startswith("warning: no scheduler ran in the last 60 s"), resp.json()
+    redis.Redis.from_url(own_redis.url).set(beat.tick_key(), 1, ex=60)
+    assert balancer.get("/health/ready").json()["checks"]["scheduler"] == "ok"

@@ -35,6 +35,7 @@ METRICS_BACKLOGS: dict[str, tuple[str, dict[str, object]]] = {
 HEALTH_READY_CHECKS = {
     "embedder": "memory.search.embeddings.embedder_ready",
     "safety_alerts": "safety.unrouted.ready_check",
+    "scheduler": "tutor.beat.ready_check",
 }
 # /health/* and /metrics are answered by the first middleware (core.health.OperationsEndpoints),
 # before the HTTPS redirect, the host check, sessions, CSRF and authentication: a balancer or a
