@@ -837,11 +837,11 @@ def install_model_timer() -> Callable[[], None]:
 @contextmanager
 def naive_retokenising() -> Iterator[None]:
     """The baseline: re-read and re-tokenise the whole history on every turn, then build as usual."""
-    from conversations import turns
     from conversations.models import Message
+    from conversations.turn import prompt
     from llm.tokens import count_tokens
 
-    original = turns.context_build
+    original = prompt.context_build
 
     def naive_context_build(**kwargs: Any) -> Any:
         conversation, upto_seq = kwargs["conversation"], kwargs["upto_seq"]
@@ -855,11 +855,11 @@ def naive_retokenising() -> Iterator[None]:
         # product decides the same from its stored totals, so the rest of the turn is identical.
         return original(**kwargs)
 
-    turns.context_build = naive_context_build
+    prompt.context_build = naive_context_build
     try:
         yield
     finally:
-        turns.context_build = original
+        prompt.context_build = original
 
 
 class QueryRecorder:
@@ -926,14 +926,14 @@ _queries = QueryRecorder()
 
 
 def message_send(*, user: Any, conversation_id: int, content: str, client_message_id: str) -> Any:
-    """One whole chat turn from synchronous code, as the API runs it (conversations.streaming):
+    """One whole chat turn from synchronous code, as the API runs it (conversations.turn.drive):
     the feed once the reply is stored. Raises the turn's ApplicationError."""
     from asgiref.sync import async_to_sync
 
-    from conversations import streaming
+    from conversations.turn import drive
 
     async def turn() -> Any:
-        feed = await streaming.turn_open(
+        feed = await drive.turn_open(
             user=user, conversation_id=conversation_id, content=content, client_message_id=client_message_id
         )
         await feed.wait()
@@ -1368,7 +1368,7 @@ def print_report(
             f"{b['median_ms'] / p['median_ms']:>9.1f}x"
         )
     print()
-    print("Times in ms. turn = the whole turn, as the API runs it (conversations.streaming); of which db = time in")
+    print("Times in ms. turn = the whole turn, as the API runs it (conversations.turn.drive); of which db = time in")
     print("database calls, model = time in llm.gateway.complete (openai SDK, HTTP, scripted model);")
     print("naive = the same turn plus re-reading and re-tokenising the whole history (the baseline);")
     print("queries = database queries per turn, on every connection the turn's steps used.")

@@ -2,7 +2,7 @@
 line's own cost per message.
 
 The turn. On PostgreSQL, with the scripted model of the test suite (tests/llm_server.py) in this
-process answering at once, each turn is the API's streamed turn (`conversations.streaming`,
+process answering at once, each turn is the API's streamed turn (`conversations.turn.drive`,
 what `Accept: text/event-stream` sends): the time is from the call that opens the turn to the
 first `delta` event on its feed, as a client reading the stream would see it, and to `done`.
 The cases, each on a conversation of its own, the same student message in every case of a
@@ -154,11 +154,11 @@ def streamed_turn(*, student: Any, conversation_id: int, content: str) -> tuple[
     Raises the turn's ApplicationError."""
     from asgiref.sync import async_to_sync
 
-    from conversations import streaming
+    from conversations.turn import drive
 
     async def turn() -> tuple[float, float]:
         started = time.perf_counter()
-        feed = await streaming.turn_open(
+        feed = await drive.turn_open(
             user=student, conversation_id=conversation_id, content=content, client_message_id=uuid.uuid4().hex
         )
         first: float | None = None

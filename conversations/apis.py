@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils.translation import gettext as _
-from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -16,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations import files, screening, selectors, services, streaming
+from conversations import files, screening, selectors, services
 from conversations.serializers import (
     ConversationDetailOutput,
     ConversationOutput,
@@ -27,11 +26,12 @@ from conversations.serializers import (
     TurnOutput,
     turn_events,
 )
+from conversations.turn import drive
+from conversations.turn.feed import TurnFeed, message_data
 from core.api import MAX_ID, Pagination, StrictCharField, query_params
-from core.db import db_step
-from core.errors import ApplicationError, error_body
-from core.feeds import sse
+from core.feeds import EventFeed
 from core.schema import ErrorEnvelope
+from core.streamed import StreamedAnswerApi
 from core.throttles import SendRateThrottle
 
 
@@ -95,16 +95,17 @@ class ConversationDetailApi(APIView):
         return Response(ConversationDetailOutput(conversation, context={"messages": messages}).data)
 
 
-class MessagesApi(APIView):
+class MessagesApi(StreamedAnswerApi):
     """/conversations/{id}/messages/: read the messages (GET) or send one, a chat turn (POST).
 
-    Served by `message_send` below, an asynchronous view: GET goes through this class's
+    Served by `message_send`, an asynchronous view (core.streamed): GET goes through DRF's
     `dispatch` in one short database step; POST authenticates, throttles and validates through
     DRF (`prepare`) in the database step that claims the turn, then runs the turn asynchronously
-    (conversations.streaming).
+    (conversations.turn).
     """
 
     throttle_classes = [SendRateThrottle]
+    sync_methods = ("GET", "HEAD")
 
     class Input(serializers.Serializer[None]):
         content = StrictCharField(trim_whitespace=False)
@@ -152,97 +153,40 @@ class MessagesApi(APIView):
             504: OpenApiResponse(ErrorEnvelope, description="The model took too long; see retry_safe."),
         },
     )
-    async def post(self, request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+    async def post(self, request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
         """Send a student message and get the tutor's reply (a chat turn).
 
         The student message is stored before the model is called. A retry with the same
         `client_message_id` never calls the model twice: it replays the stored reply
         (`replayed: true`), or follows the turn still answering."""
-        try:
-            # The request's checks and the turn's claim: one database step.
-            opened = await streaming.turn_open_checked(
-                lambda: self.prepare(request, conversation_id), conversation_id=conversation_id
-            )
-        except ApplicationError as exc:
-            return _error_response(exc)
-        if isinstance(opened, HttpResponseBase):
-            return opened
-        feed = opened
-        if "text/event-stream" in request.headers.get("Accept", ""):
-            response = StreamingHttpResponse(sse(feed), content_type="text/event-stream; charset=utf-8")
-            response["Cache-Control"] = "no-cache"
-            response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
-            return response
-        # If this request is cancelled (the client left), the turn's own task still completes it.
-        await feed.wait()
-        if feed.error is not None:
-            return _error_response(feed.error)
-        assert feed.student_message is not None and feed.reply is not None
+        return await super().post(request, **kwargs)
+
+    def checked(self, request: Request, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """The user and the validated message."""
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        return request.user, dict(data.validated_data)
+
+    async def open(self, request: HttpRequest, **kwargs: Any) -> EventFeed | HttpResponseBase:
+        # The request's checks and the turn's claim: one database step.
+        conversation_id = kwargs["conversation_id"]
+        return await drive.turn_open_checked(lambda: self.prepare(request, **kwargs), conversation_id=conversation_id)
+
+    def answer(self, feed: EventFeed) -> tuple[dict[str, Any], int]:
+        assert isinstance(feed, TurnFeed) and feed.student_message is not None and feed.reply is not None
         body = {
-            "student_message": streaming.message_data(feed.student_message),
-            "reply": streaming.message_data(feed.reply),
+            "student_message": message_data(feed.student_message),
+            "reply": message_data(feed.reply),
             "replayed": feed.replayed,
+            "events": feed.extra_events(),
+            # Kept one release for the clients that read them (docs/api.md): `events` has them.
             "quizzes": feed.tool_data("quiz"),
             "safety": feed.tool_data(screening.SAFETY),
         }
-        return JsonResponse(body, status=201)
-
-    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
-        # `Accept: text/event-stream` is answered by `post`, not by a DRF renderer; errors
-        # found here are JSON whatever the client accepts.
-        return super().perform_content_negotiation(request, force=True)
-
-    def prepare(self, request: HttpRequest, conversation_id: int) -> HttpResponseBase | tuple[Any, dict[str, Any]]:
-        """The user and the validated input, or the rendered error response."""
-        self.args, self.kwargs = (), {"conversation_id": conversation_id}
-        drf_request = self.initialize_request(request)
-        self.request = drf_request
-        self.headers = self.default_response_headers
-        try:
-            self.initial(drf_request)
-            data = self.Input(data=drf_request.data)
-            data.is_valid(raise_exception=True)
-            return drf_request.user, dict(data.validated_data)
-        except Exception as exc:
-            return _rendered(self.finalize_response(drf_request, self.handle_exception(exc)))
-
-    def read(self, request: HttpRequest, conversation_id: int) -> HttpResponseBase:
-        """GET, dispatched by DRF (authentication, the scoped lookup, errors) in one step."""
-        return _rendered(self.dispatch(request, conversation_id=conversation_id))
+        return body, 201
 
 
-def _rendered(response: HttpResponseBase) -> HttpResponseBase:
-    if isinstance(response, Response):
-        response.render()
-    return response
-
-
-def _error_response(exc: ApplicationError) -> JsonResponse:
-    response = JsonResponse(error_body(exc.code, exc.message, exc.details, exc.retry_safe), status=exc.status_code)
-    if exc.retry_after:
-        response["Retry-After"] = str(exc.retry_after)
-    return response
-
-
-@csrf_exempt  # DRF's SessionAuthentication enforces CSRF itself, in `prepare`.
-async def message_send(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
-    if request.method == "POST":
-        return await MessagesApi().post(request, conversation_id)
-    if request.method in ("GET", "HEAD"):
-        return await db_step(MessagesApi().read, request, conversation_id)
-    response = _error_response(MethodNotAllowed(_('Method "%(method)s" not allowed.') % {"method": request.method}))
-    response["Allow"] = "GET, HEAD, POST"  # RFC 9110: a 405 names the methods the URL supports
-    return response
-
-
-# The schema generator documents this view through its class.
-message_send.cls = MessagesApi  # type: ignore[attr-defined]
-message_send.initkwargs = {}  # type: ignore[attr-defined]
-
-
-class MethodNotAllowed(ApplicationError):
-    status_code = 405
-    code = "method_not_allowed"
+message_send = MessagesApi.as_async_view()
 
 
 class ConversationEndApi(APIView):

@@ -1,37 +1,40 @@
 """The conversations app's prompt blocks (llm.prompt_blocks): the system prompt, the images the
 student attached, and the history. Registered in ConversationsConfig.ready().
 
-The conversation's files are loaded once per prompt by the turn (conversations.turns), into
-`turn.data`: as `FileItem`s for the learning record, which names them and shows their text
-(learning.blocks), and as `PromptFile`s for the images block.
+The conversation's files are read once per prompt by the turn (conversations.turn.prompt), into
+`turn.files`: the learning record names them and shows their text (learning.blocks), the images
+block shows the ready images.
 """
 
 from __future__ import annotations
 
+import logging
+
+from django.conf import settings
+
 from conversations import prompts
 from conversations.context import Context
 from learning.blocks import record_need
-from llm.prompt_blocks import BaseBlock, Give, Need, Part, PromptTurn
+from llm.prompt_blocks import BaseBlock, Give, Need, Part, PromptTurn, TurnFile
 from llm.tokens import message_tokens
 
-# turn.data's keys: the conversation's files (conversations.files.PromptFile), the history built.
-PROMPT_FILES = "prompt_files"
+logger = logging.getLogger(__name__)
+
+# turn.data's key of the history built (conversations.turn.prompt builds it: it may compress).
 HISTORY = "history"
 
 
 class SystemBlock(BaseBlock):
     """The tutor's instructions. Its tokens (for the longest of its languages) and the tools'
-    schemas are set aside before the blocks share the window (turns.Limits.fixed): it is
-    never cut."""
+    schemas are set aside before the blocks share the window (conversations.turn.window.Limits.fixed):
+    it is never cut."""
 
     name = "system"
     position = 0
     give = Give.KEEP
 
     def build(self, turn: PromptTurn, budget: int) -> Part:
-        from conversations.turns import turn_system_prompt
-
-        return Part([{"role": "system", "content": turn_system_prompt(language=turn.language, tools=turn.tools)}])
+        return Part([{"role": "system", "content": prompts.system_prompt(language=turn.language, tools=turn.tools)}])
 
 
 class ImagesBlock(BaseBlock):
@@ -46,13 +49,29 @@ class ImagesBlock(BaseBlock):
         return record_need()
 
     def build(self, turn: PromptTurn, budget: int) -> Part:
-        from conversations.turns import images_for_prompt
-
-        images, left_out = images_for_prompt(turn.data.get(PROMPT_FILES, []), budget=budget)
+        images, left_out = images_for_prompt(turn.files, budget=budget)
         if not images:
             return Part(left_out=left_out)
         message = prompts.images_message(images)
         return Part([message], message_tokens(message), left_out=left_out)
+
+
+def images_for_prompt(files: list[TurnFile], *, budget: int) -> tuple[list[prompts.ImageItem], int]:
+    """The latest LLM_MAX_IMAGES ready images as data URLs, when the model accepts images, as
+    many as fit `budget` (LLM_IMAGE_TOKENS each), and how many of those were left out. An image
+    the storage cannot give is left out."""
+    if not settings.LLM_SUPPORTS_IMAGES:
+        return [], 0
+    ready = [f for f in files if f.image is not None][-settings.LLM_MAX_IMAGES :]
+    fitting = ready[len(ready) - min(len(ready), budget // max(1, settings.LLM_IMAGE_TOKENS)) :]
+    images = []
+    for file in fitting:
+        assert file.image is not None
+        try:
+            images.append(prompts.ImageItem(name=file.name, data_url=file.image()))
+        except Exception:  # any storage backend's errors: the turn goes on without it
+            logger.exception("file %s: image not read for the prompt", file.id)
+    return images, len(ready) - len(images)
 
 
 class HistoryBlock(BaseBlock):

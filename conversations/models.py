@@ -49,7 +49,7 @@ class Conversation(models.Model):
     # a worker starting on that host recovers the attempts of a process that died.
     summary_owner = models.CharField(max_length=100, blank=True)
 
-    # The turn in progress, if any (conversations.turns): a lease that a crashed process cannot
+    # The turn in progress, if any (conversations.turn.claim): a lease that a crashed process cannot
     # hold for ever. `turn_message` is the student message being answered.
     turn_token = models.CharField(max_length=32, blank=True)
     turn_expires_at = models.DateTimeField(null=True, blank=True)
@@ -215,7 +215,7 @@ class ReplyMemory(models.Model):
     """The access log: one memory that was in the prompt of one tutor reply ("what the tutor
     knew when it said this").
 
-    Appended in the transaction that stores the reply (conversations.turns.turn_finish), never
+    Appended in the transaction that stores the reply (conversations.turn.finish.turn_finish), never
     updated. `rank` is the memory's place in the block; `signals` says why it was there:
     `latest` (among the newest memories), `tier` (a fact or an approach, shown first) and, when
     recall chose it, its fused `score` and the `lexical`/`semantic` flags of the lists that found

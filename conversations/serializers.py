@@ -80,16 +80,34 @@ class ConversationDetailOutput(ConversationOutput):
         return dict(self.context["messages"])
 
 
+class TurnEventOutput(serializers.Serializer[None]):
+    """One event of a turn's tools or screening, as the stream sends it."""
+
+    event = serializers.CharField(help_text="The event's name, as in the stream (`memory`, `quiz`, `safety`, ...).")
+    # A declared field is taken out of the class (SerializerMetaclass): `.data` stays the property.
+    data = serializers.DictField(help_text="The event's data, as in the stream (see TurnEvent).")  # type: ignore[assignment]
+
+
 class TurnOutput(serializers.Serializer[None]):
     """The answer to a send without `Accept: text/event-stream`, once the reply is stored."""
 
     student_message = MessageOutput()
     reply = MessageOutput()
     replayed = serializers.BooleanField(help_text="True when this is a retry answered from the stored reply.")
-    quizzes = QuizOutput(many=True, help_text="The quizzes the tutor created in this turn (questions, no answers).")
+    events = TurnEventOutput(
+        many=True,
+        help_text="Every event of the turn's tools and screening (a plug-in's too), in the order the stream sent "
+        "them: the events a streamed turn sends between `message` and `done`, but `delta`.",
+    )
+    quizzes = QuizOutput(
+        many=True,
+        help_text="Deprecated, kept one release: the `quiz` events' data (in `events`). The quizzes the tutor "
+        "created in this turn (questions, no answers).",
+    )
     safety = SafetyNoticeData(
         many=True,
-        help_text="At most one: the student may be in crisis, show its message and resources prominently.",
+        help_text="Deprecated, kept one release: the `safety` events' data (in `events`). At most one: the "
+        "student may be in crisis, show its message and resources prominently.",
     )
 
 

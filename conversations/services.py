@@ -1,7 +1,7 @@
 """Writes on conversations: create, end.
 
-The chat turn lives in conversations.turns (its database steps) and conversations.streaming
-(the model, awaited without holding a thread or a connection).
+The chat turn lives in conversations.turn, cut by phase (claim, window, prompt, drive, tools,
+finish): short database steps around the model, awaited without holding a thread or a connection.
 """
 
 from __future__ import annotations

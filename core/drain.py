@@ -1,5 +1,5 @@
 """What a stopping server tells the clients it refuses (tutor.server.Drain) and the turns it ends
-(conversations.streaming): wait this many seconds, then retry. Through a load balancer the retry
+(conversations.turn.drive): wait this many seconds, then retry. Through a load balancer the retry
 reaches another server at once. This module imports nothing, so the server can read it before
 Django is set up."""
 

@@ -58,6 +58,17 @@ class ServiceUnavailable(ApplicationError):
     code = "service_unavailable"
 
 
+class DatabaseUnavailable(ServiceUnavailable):
+    """503: the database cannot be reached (its message says what was kept); a retry is safe."""
+
+    code = "database_unavailable"
+    retry_safe = True
+    retry_after = 5
+
+
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+
 def error_body(code: str, message: str, details: Any = None, retry_safe: bool = False) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details or {}, "retry_safe": retry_safe}}
 

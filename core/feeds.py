@@ -15,15 +15,18 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from core.errors import ApplicationError, error_body
+
 Event = tuple[str, dict[str, Any]]
 
 
 class EventFeed:
-    """The events of one piece of work, in order, and whether it is over."""
+    """The events of one piece of work, in order, whether it is over, and its error if it failed."""
 
     def __init__(self) -> None:
         self.events: list[Event] = []
         self.closed = False
+        self.error: ApplicationError | None = None
         self._changed = asyncio.Event()
 
     def publish(self, event: str, data: dict[str, Any]) -> None:
@@ -34,6 +37,12 @@ class EventFeed:
     def close(self) -> None:
         self.closed = True
         self._changed.set()
+
+    def fail(self, error: ApplicationError) -> None:
+        """End the work with `error`: an `error` event (the envelope, with retry_safe), closed."""
+        self.error = error
+        self.publish("error", error_body(error.code, error.message, error.details, error.retry_safe))
+        self.close()
 
     async def follow(self) -> AsyncIterator[list[Event]]:
         """The events in order, in batches, until the feed is closed and all were read."""

@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
-from conversations.turns import ModelBadResponse, ModelNotConfigured, ModelUnavailable
 from core.db import db_step
-from core.errors import ApplicationError, ServiceUnavailable, error_body
+from core.errors import ServiceUnavailable
 from core.feeds import EventFeed
 from insights import prompts, services
 from insights.models import AskLog
 from insights.serializers import answer_data
 from llm import gateway
+from llm.errors import Wording, model_error
 from llm.models import LLMUsage
 from llm.offload import offload
 from memory.blocks import EmbeddedQueries, query_embedder
@@ -56,16 +56,10 @@ class AskFeed(EventFeed):
     def __init__(self) -> None:
         super().__init__()
         self.log: AskLog | None = None
-        self.error: ApplicationError | None = None
 
     def finish(self, log: AskLog) -> None:
         self.log = log
         self.publish("answer", answer_data(log))
-        self.close()
-
-    def fail(self, error: ApplicationError) -> None:
-        self.error = error
-        self.publish("error", error_body(error.code, error.message, error.details, error.retry_safe))
         self.close()
 
 
@@ -119,17 +113,13 @@ async def question_embedder(target: services.Target) -> Any:
     return EmbeddedQueries(embedder.name, dict(zip(texts, vectors, strict=True)))
 
 
-def _model_error(exc: gateway.LLMError) -> ApplicationError:
-    if isinstance(exc, gateway.LLMNotConfigured):
-        # Teachers and staff ask: they are told the real reason.
-        return ModelNotConfigured(gateway.not_configured_reason(exc))
-    if isinstance(exc, gateway.LLMBadResponse):
-        return ModelBadResponse(
-            gettext("The model gave an unusable answer (%(reason)s). Nothing was stored; ask again.") % {"reason": exc}
-        )
-    return ModelUnavailable(
-        gettext("The model is unavailable (%(reason)s). Nothing was stored; ask again.") % {"reason": exc}
-    )
+# What an asker is told when the model fails: nothing was stored; teachers and staff are told why
+# no model is configured (they may fix it).
+MODEL_WORDING = Wording(
+    not_configured=None,
+    bad_response=gettext_noop("The model gave an unusable answer (%(reason)s). Nothing was stored; ask again."),
+    unavailable=gettext_noop("The model is unavailable (%(reason)s). Nothing was stored; ask again."),
+)
 
 
 async def ask_open(target: services.Target) -> AskFeed:
@@ -137,7 +127,7 @@ async def ask_open(target: services.Target) -> AskFeed:
     try:
         model = await offload(model_limits)
     except gateway.LLMError as exc:
-        raise _model_error(exc) from exc
+        raise model_error(exc, MODEL_WORDING) from exc
     embedder = await question_embedder(target)
     prepared = await db_step(services.ask_prepare, target=target, limits=model.limits, embedder=embedder)
     feed = AskFeed()
@@ -205,7 +195,7 @@ async def _drive(prepared: services.Prepared, model: Model, embedder: Any, feed:
         feed.finish(log)
     except gateway.LLMError as exc:
         await _usage_saved(prepared, usage)
-        feed.fail(_model_error(exc))
+        feed.fail(model_error(exc, MODEL_WORDING))
     except Exception:
         logger.exception("the answer to a question failed")
         await _usage_saved(prepared, usage)

@@ -2,27 +2,23 @@
 weakest skills, latest results, the conversation's files), built, delimited and neutralised by
 learning.prompts. Registered in LearningConfig.ready().
 
-The conversation's files are the conversations app's: the turn puts them, as `FileItem`s, in
-`turn.data[FILES]` before the blocks are built.
+The conversation's files are the conversations app's: the turn gives them in `turn.files`. The
+record's reads are skipped for a student with neither tasks nor skills (`presence`, read by the
+turn's claim).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
 from django.conf import settings
 
-from learning.prompts import learning_record_block
-from learning.selectors import learning_record_empty, learning_record_for
+from learning.prompts import FileItem, learning_record_block
+from learning.selectors import learning_record_empty, learning_record_for, skills_exist, tasks_exist
 from llm.prompt_blocks import BaseBlock, Give, Need, Part, PromptTurn
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
-
-# turn.data's key for the conversation's files, as learning.prompts.FileItem.
-FILES = "files"
-# turn.data's key for whether the student may have learning data (learning.selectors.tasks_exist
-# or skills_exist, read by the turn's claim): False skips the record's queries. Absent: True.
-HAS_LEARNING_DATA = "has_learning_data"
 
 
 def record_need() -> Need:
@@ -38,12 +34,18 @@ class LearningRecordBlock(BaseBlock):
     def need(self, turn: PromptTurn) -> Need:
         return record_need()
 
+    def presence(self, *, student_id: Any) -> list[Any]:
+        return [tasks_exist(student_id=student_id), skills_exist(student_id=student_id)]
+
     def build(self, turn: PromptTurn, budget: int) -> Part:
-        if turn.data.get(HAS_LEARNING_DATA, True):
-            record = learning_record_for(student_id=turn.student_id)
-        else:
+        if self.name in turn.absent:
             record = learning_record_empty()
-        record = replace(record, files=list(turn.data.get(FILES, [])))
+        else:
+            record = learning_record_for(student_id=turn.student_id)
+        files = [
+            FileItem(id=f.id, name=f.name, kind=f.kind, pages=f.pages, text=f.text, note=f.note) for f in turn.files
+        ]
+        record = replace(record, files=files)
         text = learning_record_block(record, budget_tokens=budget)
         if not text:
             return Part()

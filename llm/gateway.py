@@ -178,7 +178,7 @@ def learn_window(profile: Profile, tokens: int, scale: float | None = None) -> N
         windows.learn(base_url=profile.base_url, model=profile.model, tokens=tokens, scale=scale)
 
 
-# Marked for translation, translated where it reaches a client (conversations.turns, .streaming).
+# Marked for translation, translated where it reaches a client (conversations.turn, insights.asking).
 NOT_CONFIGURED_MESSAGE = gettext_noop(
     "No language model is configured. Set LLM_API_KEY for OpenAI, or LLM_BASE_URL for a local "
     "OpenAI-compatible server (Ollama: http://127.0.0.1:11434/v1, llama.cpp: http://127.0.0.1:8080/v1, "

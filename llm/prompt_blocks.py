@@ -2,7 +2,7 @@
 
 A block is one part of the prompt (the system prompt, the student's memories, the learning
 record, the images, the history) that an app contributes by registering a `PromptBlock` in its
-AppConfig.ready(). The chat turn (conversations.prompting) builds every registered block for
+AppConfig.ready(). The chat turn (conversations.turn.prompt) builds every registered block for
 each prompt, in `position` order, within what the model's window leaves: the window, less the
 reply's reserve, the system prompt and the tool schemas (`available`).
 
@@ -21,6 +21,12 @@ The contract of a block:
 - `build(turn, budget)`: runs in a database step; returns a `Part` of at most `budget` tokens
   (a KEEP block: what it needs), counted as the product counts them (llm.tokens). It must not call
   a model or an embedder. Untrusted text in it is delimited and neutralised (llm.untrusted).
+- `presence(student_id)`: optional. Querysets any of which has a row when the block may have
+  something to show the student (`student_id` an int or an OuterRef): the turn's claim reads
+  them in its own round trip, and a block none of whose querysets has a row is in
+  `turn.absent`, so that it skips its reads. No querysets (the default): always read.
+- `shown(part)`: optional. The memories the built block showed, for the reply's access log, as
+  (memory id, signals) in the order shown (`shown_by`).
 
 `allocate` builds the blocks in position order, each within min(what it wants, what is left),
 and logs (INFO) every block it cut below what it wanted, dropped, or that left items out.
@@ -31,6 +37,7 @@ from __future__ import annotations
 import enum
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -62,6 +69,20 @@ class Need:
         return tokens if self.cap is None else min(tokens, self.cap)
 
 
+@dataclass(frozen=True)
+class TurnFile:
+    """A file of the conversation as the blocks show it (the chat turn reads them once)."""
+
+    id: int
+    name: str
+    kind: str  # "image", "PDF" or "text"
+    pages: int | None
+    text: str
+    note: str  # what the tutor can and cannot read of it
+    # A ready image the model may be shown: the reader of its data URL (it reads the storage).
+    image: Callable[[], str] | None = None
+
+
 @dataclass
 class PromptTurn:
     """What a block knows of the turn it builds for (no app's model: plain values)."""
@@ -72,7 +93,10 @@ class PromptTurn:
     language: str  # the student's (User.language), "" if unknown
     available: int  # the window less the reply's reserve, the system prompt and the tool schemas
     tools: list[Any] = field(default_factory=list)  # offered to the model (llm.tools.Tool)
-    data: dict[str, Any] = field(default_factory=dict)  # by block name: what `prepare` found, shared inputs
+    files: list[TurnFile] = field(default_factory=list)  # the conversation's, oldest first
+    # The blocks whose `presence` found nothing for the student: they skip their reads.
+    absent: frozenset[str] = frozenset()
+    data: dict[str, Any] = field(default_factory=dict)  # by block name: what its `prepare` found
 
 
 @dataclass(frozen=True)
@@ -82,7 +106,7 @@ class Part:
     messages: list[dict[str, Any]] = field(default_factory=list)
     tokens: int = 0
     left_out: int = 0  # items the block had but left out to fit its budget
-    detail: Any = None  # what the turn keeps of it (the memories shown, for the access log)
+    detail: Any = None  # the block's own record of what it built (read back by its `shown`)
 
 
 class PromptBlock(Protocol):
@@ -113,6 +137,24 @@ class BaseBlock(ABC):
 
     @abstractmethod
     def build(self, turn: PromptTurn, budget: int) -> Part: ...
+
+    def presence(self, *, student_id: Any) -> list[Any]:
+        return []
+
+    def shown(self, part: Part) -> list[tuple[int, dict[str, Any]]]:
+        return []
+
+
+def presence_of(block: PromptBlock, *, student_id: Any) -> list[Any]:
+    """The block's presence querysets (none for a block without the hook: always read)."""
+    presence = getattr(block, "presence", None)
+    return list(presence(student_id=student_id)) if presence is not None else []
+
+
+def shown_by(block: PromptBlock, part: Part | None) -> list[tuple[int, dict[str, Any]]]:
+    """What the built block showed, for the access log (nothing for a block without the hook)."""
+    shown = getattr(block, "shown", None)
+    return list(shown(part)) if shown is not None and part is not None else []
 
 
 _registry: Registry[PromptBlock] = Registry("prompt block", replace="any", order=lambda b: (b.position, b.name))

@@ -100,3 +100,10 @@ class MemoryBlock(BaseBlock):
         block = memory_block([memory_item(m) for m in shown.memories])
         messages = [{"role": "system", "content": block}] if block else []
         return Part(messages, memory_block_tokens(shown.memories), detail=shown)
+
+    def shown(self, part: Part) -> list[tuple[int, dict[str, Any]]]:
+        """The memories of the prompt, in block order, and why (the reply's access log)."""
+        memories: TurnMemories | None = part.detail
+        if memories is None:
+            return []
+        return [(m.pk, memories.signals.get(m.pk, {})) for m in memories.memories]

@@ -26,7 +26,7 @@ if settings.SERVE_STATIC:
     django_application = StaticFilesHandler(django_application)
 
 # Imported once the apps are loaded (get_asgi_application above): they read the models.
-from conversations import streaming  # noqa: E402
+from conversations.turn import drive  # noqa: E402
 from memory.mcp import MCPHttpApp  # noqa: E402
 from tutor.server import drain  # noqa: E402
 
@@ -52,7 +52,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 from tutor.startup import warm_up
 
                 await sync_to_async(warm_up, thread_sensitive=False)()
-                drain.install(busy=streaming.turns_running, on_deadline=streaming.turns_interrupt)
+                drain.install(busy=drive.turns_running, on_deadline=drive.turns_interrupt)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 break

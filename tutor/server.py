@@ -94,7 +94,7 @@ class Drain:
     2. the requests in progress, and the turns still running without their client (`busy`),
        may end by themselves until the graceful timeout less a margin (DRAIN_MARGIN_SECONDS, or
        a third of the timeout if smaller);
-    3. then `on_deadline` ends the rest (conversations.streaming.turns_interrupt: each stream
+    3. then `on_deadline` ends the rest (conversations.turn.drive.turns_interrupt: each stream
        ends with an `error` event, `retry_safe`), and their responses are given the margin;
     4. then uvicorn's handler runs, with what is left of the timeout as its own: it closes the
        socket and the idle connections, and exits.

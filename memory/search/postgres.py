@@ -16,9 +16,9 @@ from time import perf_counter
 import numpy as np
 
 from memory.search import postings, vector_search
-from memory.search.backend import QueryStatistics
+from memory.search.engine import QueryStatistics
 from memory.search.fts import IndexRow, analyse
-from memory.search.recall.config import RecallConfig
+from memory.search.tuning import RecallConfig
 from memory.search.scores import SemanticScores
 
 

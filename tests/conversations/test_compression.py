@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from unittest import mock
 
-from conversations import turns
 from conversations.models import ContextCheckpoint, Conversation, Message
+from conversations.turn import window
 from llm import tokens
 from tests.conversations.test_turn import send, start
 
@@ -33,7 +33,7 @@ def test_crossing_threshold_compresses_and_keeps_recent_verbatim(clients, llm, s
     """Past the threshold the 14 latest messages stay verbatim, the rest is replaced by a summary
     stored as a checkpoint; the full history stays in the database and the API."""
     # 1,200 tokens for the history beside the system prompt and the tools' schemas.
-    settings.COMPRESSION_THRESHOLD_TOKENS = turns.turn_limits().fixed + 1_200
+    settings.COMPRESSION_THRESHOLD_TOKENS = window.turn_limits().fixed + 1_200
     cid = start(clients["alice"])
     llm.script("compression", {"content": "SUMMARY-ONE: fractions practice so far."})
     chat(clients["alice"], cid, 20)
@@ -65,7 +65,7 @@ def test_crossing_threshold_compresses_and_keeps_recent_verbatim(clients, llm, s
 def test_checkpoint_is_reused_then_folded_into_the_next(clients, llm, settings):
     """Later turns reuse the checkpoint without a new compression call; a later compression folds
     the previous summary in."""
-    settings.COMPRESSION_THRESHOLD_TOKENS = turns.turn_limits().fixed + 1_200
+    settings.COMPRESSION_THRESHOLD_TOKENS = window.turn_limits().fixed + 1_200
     cid = start(clients["alice"])
     llm.script("compression", {"content": "SUMMARY-ONE."}, {"content": "SUMMARY-TWO."})
     chat(clients["alice"], cid, 12)
@@ -82,7 +82,7 @@ def test_checkpoint_is_reused_then_folded_into_the_next(clients, llm, settings):
 
 def test_failed_compression_still_completes_the_turn_with_a_history_that_fits(clients, llm, settings, caplog):
     """If the summary call fails the turn completes: oldest messages are left out, with a marker, and it is logged."""
-    settings.COMPRESSION_THRESHOLD_TOKENS = turns.turn_limits().fixed + 1_200
+    settings.COMPRESSION_THRESHOLD_TOKENS = window.turn_limits().fixed + 1_200
     cid = start(clients["alice"])
     for _ in range(20):
         llm.script("compression", {"status": 503})
@@ -112,7 +112,10 @@ def test_compression_decision_does_not_retokenise_history(clients, llm, settings
         counted.append(len(text))
         return real(text, **kw)
 
-    with mock.patch("conversations.turns.count_tokens", side_effect=spy):
+    with (
+        mock.patch("conversations.turn.window.count_tokens", side_effect=spy),
+        mock.patch("conversations.turn.finish.count_tokens", side_effect=spy),
+    ):
         chat(clients["alice"], cid, 1, offset=500)
     # The student's message and the reply, nothing from the 60 earlier messages.
     assert len(counted) == 2

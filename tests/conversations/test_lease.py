@@ -10,8 +10,9 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from conversations import summaries, turns
+from conversations import summaries
 from conversations.models import Conversation, Message
+from conversations.turn import claim, drive
 from memory.models import AIMemory
 from tests.conversations.test_turn import send, start
 
@@ -44,7 +45,7 @@ def test_a_lease_left_by_a_crashed_process_expires_and_the_turn_goes_on(clients,
     retry takes the conversation over and completes the turn."""
     cid = start(clients["alice"])
     conversation = Conversation.objects.get(pk=cid)
-    message = turns.message_append(
+    message = claim.message_append(
         conversation=conversation, role=Message.Role.STUDENT, content="hello", client_message_id="m1"
     )
     hold_lease(cid, expires_in=-1, message=message)
@@ -60,7 +61,7 @@ def test_a_retry_while_another_process_answers_waits_for_its_reply(clients, llm,
     message) does not call the model: it waits, then says the message is saved."""
     settings.TURN_WAIT_SECONDS = 0.3
     cid = start(clients["alice"])
-    message = turns.message_append(
+    message = claim.message_append(
         conversation=Conversation.objects.get(pk=cid), role=Message.Role.STUDENT, content="hi", client_message_id="m1"
     )
     hold_lease(cid, expires_in=60, message=message)
@@ -87,7 +88,7 @@ def test_ending_mid_turn_keeps_the_reply_and_the_summary_waits_for_it(clients, l
     cid = start(clients["alice"])
     ended: dict[str, object] = {}
 
-    original = turns.turn_finish
+    original = drive.turn_finish
 
     def finish_after_end(**kwargs):  # the student ends the conversation while the model answers
         ended["conversation"] = clients["alice"].post(f"/api/v1/conversations/{cid}/end/").status_code
@@ -96,7 +97,7 @@ def test_ending_mid_turn_keeps_the_reply_and_the_summary_waits_for_it(clients, l
         return original(**kwargs)
 
     llm.script("chat", {"content": "The reply written while the conversation ended."})
-    with mock.patch.object(turns, "turn_finish", side_effect=finish_after_end):
+    with mock.patch.object(drive, "turn_finish", side_effect=finish_after_end):
         resp = send(clients["alice"], cid, "one last question", "m1")
     assert ended["conversation"] == 202
     assert resp.status_code == 201, resp.content
@@ -114,7 +115,7 @@ def test_ending_mid_turn_keeps_the_reply_and_the_summary_waits_for_it(clients, l
 def test_database_down_before_the_message_is_stored_is_a_503_that_says_so(clients, llm):
     """The message could not be stored: 503 database_unavailable, 'not stored', nothing kept."""
     cid = start(clients["alice"])
-    with mock.patch.object(turns, "_claim", side_effect=OperationalError("connection refused")):
+    with mock.patch.object(claim, "_claim", side_effect=OperationalError("connection refused")):
         resp = send(clients["alice"], cid, "hello", "m1")
     assert resp.status_code == 503
     err = resp.json()["error"]
@@ -126,7 +127,7 @@ def test_database_down_after_the_message_is_stored_is_a_retry_safe_503(clients, 
     """The message is stored, the database fails when the reply is: 503 retry_safe with the
     message's id, and the retry completes the turn."""
     cid = start(clients["alice"])
-    with mock.patch.object(turns, "turn_finish", side_effect=OperationalError("server closed the connection")):
+    with mock.patch.object(drive, "turn_finish", side_effect=OperationalError("server closed the connection")):
         resp = send(clients["alice"], cid, "hello", "m1")
     assert resp.status_code == 503
     err = resp.json()["error"]

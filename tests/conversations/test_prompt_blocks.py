@@ -12,8 +12,9 @@ from unittest import mock
 
 import pytest
 
-from conversations import context, turns
+from conversations import context
 from conversations.models import ContextCheckpoint
+from conversations.turn import drive, prompt, window
 from llm import prompt_blocks
 from llm.prompt_blocks import BaseBlock, Give, Need, Part, PromptTurn
 from memory.search import embeddings
@@ -120,7 +121,7 @@ def test_the_slow_calls_of_a_prompt_run_off_the_database_step_threads(clients, o
     """With the database steps on their pool (DB_STEP_THREADS > 0): the message's embedding for
     recall and the compression summary run on threads of their own, the steps on the pool."""
     settings.DB_STEP_THREADS = 2
-    settings.COMPRESSION_THRESHOLD_TOKENS = turns.turn_limits().fixed + 1_200
+    settings.COMPRESSION_THRESHOLD_TOKENS = window.turn_limits().fixed + 1_200
     openai_embedder.script("compression", {"content": "SUMMARY: fractions practice."})
     threads: dict[str, list[str]] = {"embed": [], "summary": [], "step": []}
 
@@ -136,7 +137,7 @@ def test_the_slow_calls_of_a_prompt_run_off_the_database_step_threads(clients, o
         mock.patch.object(
             context, "_summarise_for_compression", recorded("summary", context._summarise_for_compression)
         ),
-        mock.patch.object(turns, "turn_begin", recorded("step", turns.turn_begin)),
+        mock.patch.object(drive, "turn_begin", recorded("step", drive.turn_begin)),
     ):
         chat(clients["alice"], start(clients["alice"]), 12)
     assert ContextCheckpoint.objects.filter(summary="SUMMARY: fractions practice.").exists()
@@ -154,7 +155,7 @@ def test_a_database_error_while_building_the_prompt_releases_the_conversation(cl
     from tests.conversations.test_turn import send
 
     cid = start(clients["alice"])
-    with mock.patch.object(turns, "context_build", side_effect=OperationalError("server closed the connection")):
+    with mock.patch.object(prompt, "context_build", side_effect=OperationalError("server closed the connection")):
         resp = send(clients["alice"], cid, "hello", "m1")
     assert resp.status_code == 503
     error = resp.json()["error"]

@@ -215,10 +215,10 @@ def test_a_request_cancelled_right_after_its_message_is_stored_still_gets_its_tu
     a reply behind a lease until it expires)."""
     from unittest import mock
 
-    from conversations import streaming, turns
+    from conversations.turn import claim, drive
 
     cid = start(clients["alice"])
-    original = turns.turn_begin
+    original = drive.turn_begin
     claimed = []
     raise_in_request = asyncio.Event()
     loop: asyncio.AbstractEventLoop | None = None
@@ -233,15 +233,15 @@ def test_a_request_cancelled_right_after_its_message_is_stored_still_gets_its_tu
         nonlocal loop
         loop = asyncio.get_running_loop()
         request = asyncio.ensure_future(
-            streaming.turn_open(user=school["alice"], conversation_id=cid, content="hello", client_message_id="c1")
+            drive.turn_open(user=school["alice"], conversation_id=cid, content="hello", client_message_id="c1")
         )
         await raise_in_request.wait()
         request.cancel()
         await wait_for_reply(cid)
 
-    with mock.patch.object(turns, "turn_begin", side_effect=begin_then_leave):
+    with mock.patch.object(drive, "turn_begin", side_effect=begin_then_leave):
         async_to_sync(go)()
-    assert isinstance(claimed[0], turns.Claimed)
+    assert isinstance(claimed[0], claim.Claimed)
     assert list(Message.objects.filter(conversation_id=cid).values_list("role", flat=True)) == ["student", "tutor"]
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from django.utils import translation
 
-from conversations import streaming
 from conversations.models import Conversation, Message
 from conversations.serializers import MessageOutput
+from conversations.turn import feed
 from core.db import db_step
 
 
@@ -24,7 +24,7 @@ def test_message_data_is_the_serializer_s(school):
         conversation=conversation, seq=2, role="tutor", content="¾.", reply_to=asked, prompt_tokens=9, model="m"
     )
     for message in (asked, reply, Message.objects.get(pk=reply.pk)):
-        assert streaming.message_data(message) == dict(MessageOutput(message).data)
+        assert feed.message_data(message) == dict(MessageOutput(message).data)
 
 
 class Refused(Exception):

@@ -29,7 +29,8 @@ from django.utils import timezone
 from accounts.models import User
 from memory.models import AIMemory
 from memory.search import embeddings, fts, query_dates
-from memory.search.backend import QueryStatistics, search_backend
+from memory.search.backend import search_backend
+from memory.search.engine import QueryStatistics
 from memory.search.recall.candidates import semantic_candidates, topic_query, topic_text
 from memory.search.recall.config import RecallConfig
 from memory.search.recall.fusion import Hit, decay_lexical, fuse_ranks, fuse_scores, related_ids, relation_bonus

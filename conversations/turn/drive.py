@@ -1,15 +1,11 @@
-"""The chat turn, asynchronous: the model is awaited with no thread and no connection held.
+"""The turn, driven: the phases in order, the model awaited with no thread and no connection held.
 
 `turn_open` starts a turn (or finds the stored reply, or joins the turn already answering the
-same message) and returns its `TurnFeed`: the events a client sees, in order:
-
-    message  the stored student message            (first)
-    delta    {"content": "..."}, a chunk of the reply as the model writes it
-    <tool>   the events of the tools the model called (llm.tools.ToolEvent), e.g. `memory` (a
-             note saved with save_memory) and `quiz` (a quiz made with create_quiz, as the
-             student sees it); a replay sends again those the tools marked `stored`
-    done     the stored tutor message, with "replayed"
-    error    the error envelope, with retry_safe
+same message) and returns its `TurnFeed` (conversations.turn.feed: the events a client sees).
+A turn enters each phase once, in order: the claim (conversations.turn.claim, with the window's
+limits: turn.window), the prompt (turn.prompt), the model's rounds with their tool calls
+(turn.tools) streamed through screening (conversations.screening), then the finish
+(turn.finish).
 
 The turn runs in its own asyncio task (`_drive`), not in the request: a client that goes away
 stops reading the feed, and the turn still completes and stores its reply. A retry with the
@@ -33,101 +29,40 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
-from conversations import prompting, screening, turns
+from conversations import screening
 from conversations.models import Message
-from conversations.serializers import MessageOutput
+from conversations.turn import prompt
+from conversations.turn.claim import (
+    NOT_CONFIGURED_FOR_STUDENTS,
+    Claimed,
+    ConversationBusy,
+    Replay,
+    release_quietly,
+    turn_begin,
+    turn_renew,
+)
+from conversations.turn.feed import ServerShuttingDown, TurnFeed
+from conversations.turn.finish import turn_abandon, turn_finish
+from conversations.turn.tools import tool_schemas, tools_tokens, turn_tools_run
 from core import metrics
 from core.db import db_step
 from core.drain import DRAIN_RETRY_AFTER_SECONDS
-from core.errors import ApplicationError, ServiceUnavailable, error_body
-from core.feeds import Event, EventFeed
+from core.errors import DATABASE_ERRORS, ApplicationError, DatabaseUnavailable, ServiceUnavailable
 from llm import gateway
+from llm.errors import Wording, model_error
 from llm.models import LLMUsage
 from llm.tokens import message_tokens
-from llm.tools import ToolEvent
 
 logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
 
-class ServerShuttingDown(ServiceUnavailable):
-    """The server is stopping (tutor.server.Drain); the same code as its refusals."""
-
-    code = "server_shutting_down"
+class TurnFailed(ServiceUnavailable):
+    code = "turn_failed"
     retry_safe = True
-    retry_after = DRAIN_RETRY_AFTER_SECONDS
-
-
-_message_output: MessageOutput | None = None
-
-
-def message_data(message: Message) -> dict[str, Any]:
-    """`MessageOutput(message).data`, from one serializer built once (building a serializer's
-    fields costs more than showing a message with them)."""
-    global _message_output
-    if _message_output is None:
-        _message_output = MessageOutput()
-    return dict(_message_output.to_representation(message))
-
-
-class TurnFeed(EventFeed):
-    """The events of one turn, kept from the start so that a late follower sees them all."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.replayed = False
-        self.error: ApplicationError | None = None
-        self.student_message: Message | None = None
-        self.reply: Message | None = None
-        # The tools' events sent in this turn, and those of them a replay sends again.
-        self.tool_events: list[Event] = []
-        self.stored_events: list[Event] = []
-        # When the turn was claimed, and whether its first token has come (core.metrics).
-        self.opened_at = time.monotonic()
-        self.first_token_seen = False
-
-    def start(self, student_message: Message) -> None:
-        self.student_message = student_message
-        self.publish("message", message_data(student_message))
-
-    def add_tool_event(self, event: ToolEvent) -> None:
-        """An event of one of this turn's tools, sent once: the same event again (a repeated
-        call the tool answered with what it made the first time) is not sent twice."""
-        item = (event.name, event.data)
-        if item not in self.tool_events:
-            self.tool_events.append(item)
-            if event.stored:
-                self.stored_events.append(item)
-            self.publish(event.name, event.data)
-
-    def tool_data(self, name: str) -> list[dict[str, Any]]:
-        """The data of this turn's tool events named `name`, in order."""
-        return [data for event, data in self.tool_events if event == name]
-
-    def finish(self, reply: Message) -> None:
-        self.reply = reply
-        self.publish("done", {**message_data(reply), "replayed": self.replayed})
-        self.close()
-
-    def fail(self, error: ApplicationError) -> None:
-        self.error = error
-        self.publish("error", error_body(error.code, error.message, error.details, error.retry_safe))
-        self.close()
-
-    @classmethod
-    def replay(cls, stored: turns.Replay, *, replayed: bool = True) -> TurnFeed:
-        """A feed of a reply already stored; `replayed` is False for a client that waited for it."""
-        feed = cls()
-        feed.replayed = replayed
-        feed.start(stored.student_message)
-        for name, data in stored.events:
-            feed.add_tool_event(ToolEvent(name, data))
-        feed.publish("delta", {"content": stored.reply.content})
-        feed.finish(stored.reply)
-        return feed
 
 
 # Turns in progress in this process, by (event loop, student message id), and their tasks (the
@@ -178,7 +113,7 @@ def _checked_begin(check: Callable[[], Any], conversation_id: Any) -> tuple[Any,
     if not isinstance(checked, tuple):
         return checked, None
     user, message = checked
-    return checked, turns.turn_begin(user=user, conversation_id=conversation_id, **message)
+    return checked, turn_begin(user=user, conversation_id=conversation_id, **message)
 
 
 async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chosen: list[str]) -> TurnFeed | R:
@@ -198,21 +133,19 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
     user, message = checked
     while True:
         if outcome is None:
-            outcome = await _step_before_storing(
-                turns.turn_begin, user=user, conversation_id=conversation_id, **message
-            )
-        if isinstance(outcome, turns.Replay):
+            outcome = await _step_before_storing(turn_begin, user=user, conversation_id=conversation_id, **message)
+        if isinstance(outcome, Replay):
             return TurnFeed.replay(outcome, replayed=not followed)
-        if isinstance(outcome, turns.Claimed):
+        if isinstance(outcome, Claimed):
             screen = screening.begin(_screen_turn(outcome))
             try:
                 if outcome.over_budget is None:
-                    outcome = await prompting.turn_prompt(outcome)
+                    outcome = await prompt.turn_prompt(outcome)
                 notice = await screen.before_model()
                 if outcome.over_budget is not None and (notice is None or not notice.fallback_reply):
                     # Past the budget, only a crisis is answered (with the notice's own reply).
                     await asyncio.shield(
-                        db_step(turns._release_quietly, conversation_id=outcome.conversation_id, token=outcome.token)
+                        db_step(release_quietly, conversation_id=outcome.conversation_id, token=outcome.token)
                     )
                     raise outcome.over_budget
             except BaseException:
@@ -239,11 +172,11 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
             raise _shutting_down(outcome.student_message)
         if time.monotonic() > deadline:
             if outcome.student_message is not None:
-                raise turns.ConversationBusy(
+                raise ConversationBusy(
                     gettext("Your message is saved and still being answered; retry with the same client_message_id."),
                     details={"student_message_id": outcome.student_message.pk},
                 )
-            raise turns.ConversationBusy(
+            raise ConversationBusy(
                 gettext(
                     "The previous message in this conversation is still being answered; your message was not "
                     "stored. Send it again in a moment."
@@ -259,14 +192,14 @@ async def _step_before_storing(fn: Callable[..., R], /, *args: Any, **kwargs: An
     database down): DatabaseUnavailable, which says the message was not stored."""
     try:
         return await db_step(fn, *args, **kwargs)
-    except turns.DATABASE_ERRORS as exc:
+    except DATABASE_ERRORS as exc:
         logger.error("turn: database unavailable before storing: %s", exc)
-        raise turns.DatabaseUnavailable(
+        raise DatabaseUnavailable(
             gettext("The database is unavailable; your message was not stored. Send it again in a moment.")
         ) from exc
 
 
-def _screen_turn(claim: turns.Claimed) -> screening.ScreenTurn:
+def _screen_turn(claim: Claimed) -> screening.ScreenTurn:
     language = claim.conversation.student.language if claim.conversation is not None else ""
     return screening.ScreenTurn(
         student_id=claim.student_id,
@@ -305,7 +238,7 @@ async def _screened_reply(
 
 
 async def _drive(
-    claim: turns.Claimed,
+    claim: Claimed,
     feed: TurnFeed,
     key: tuple[int, int],
     screen: screening.TurnScreen,
@@ -347,7 +280,7 @@ async def _drive(
             content, prompt_tokens, completion_tokens, model = _fallback(claim, feed, notice)
         finishing = asyncio.ensure_future(
             db_step(
-                turns.turn_finish,
+                turn_finish,
                 claim=claim,
                 content=content,
                 prompt_tokens=prompt_tokens,
@@ -368,10 +301,10 @@ async def _drive(
     except ApplicationError as exc:  # the message cannot fit the window learned meanwhile
         await _abandon(claim, usage)
         feed.fail(exc)
-    except turns.DATABASE_ERRORS as exc:
+    except DATABASE_ERRORS as exc:
         logger.error("conversation %s: database unavailable during the turn: %s", claim.conversation_id, exc)
         feed.fail(
-            turns.DatabaseUnavailable(
+            DatabaseUnavailable(
                 gettext(
                     "The database became unavailable. Your message is saved; retrying with the same "
                     "client_message_id is safe."
@@ -383,7 +316,7 @@ async def _drive(
         logger.exception("conversation %s: the turn failed", claim.conversation_id)
         await _abandon(claim, usage)
         feed.fail(
-            turns.TurnFailed(
+            TurnFailed(
                 gettext(
                     "The turn failed unexpectedly. Your message is saved; retrying with the same "
                     "client_message_id is safe."
@@ -407,7 +340,7 @@ async def _drive(
         _drivers.pop(key, None)
 
 
-def _fallback(claim: turns.Claimed, feed: TurnFeed, notice: screening.Notice) -> tuple[str, int, int, str]:
+def _fallback(claim: Claimed, feed: TurnFeed, notice: screening.Notice) -> tuple[str, int, int, str]:
     """The notice's own reply, streamed as one delta, when the model cannot answer."""
     content = notice.fallback_reply + notice.reply_suffix
     feed.publish("delta", {"content": content})
@@ -415,7 +348,7 @@ def _fallback(claim: turns.Claimed, feed: TurnFeed, notice: screening.Notice) ->
 
 
 async def _interrupted(
-    claim: turns.Claimed, usage: list[LLMUsage], feed: TurnFeed, finishing: asyncio.Future[Message] | None
+    claim: Claimed, usage: list[LLMUsage], feed: TurnFeed, finishing: asyncio.Future[Message] | None
 ) -> None:
     """A turn cancelled by `turns_interrupt`: a reply already being stored ends it as usual;
     otherwise its conversation is released for the retry and its feed ends with the error."""
@@ -465,7 +398,7 @@ async def turns_interrupt() -> int:
 
 
 async def _converse(
-    claim: turns.Claimed,
+    claim: Claimed,
     feed: TurnFeed,
     usage: list[LLMUsage],
     screen: screening.TurnScreen,
@@ -497,7 +430,7 @@ async def _converse(
                 usage_sink=usage,
                 student_id=claim.student_id,
                 conversation_id=claim.conversation_id,
-                tools=turns.tool_schemas(claim.tools),
+                tools=tool_schemas(claim.tools),
                 max_tokens=claim.max_tokens,
             )
         except gateway.LLMContextExceeded as exc:
@@ -506,8 +439,8 @@ async def _converse(
             # Longer than the model's window after all: rebuild the prompt for the window the
             # server named (or a smaller guess), compressing harder, and try once more.
             shortened = True
-            sent = sum(message_tokens(m) for m in messages) + turns.tools_tokens(claim.tools)
-            claim = await prompting.turn_reprompt(
+            sent = sum(message_tokens(m) for m in messages) + tools_tokens(claim.tools)
+            claim = await prompt.turn_reprompt(
                 claim=claim, sent_tokens=sent, window=exc.window, requested=exc.requested
             )
             messages = _with_notice(claim.messages, notice)
@@ -518,7 +451,7 @@ async def _converse(
         if not result.tool_calls:
             return result.content, prompt_tokens, completion_tokens, model
         outcomes = await db_step(
-            turns.turn_tools_run,
+            turn_tools_run,
             conversation_id=claim.conversation_id,
             student_id=claim.student_id,
             calls=result.tool_calls,
@@ -544,44 +477,40 @@ async def _converse(
     raise gateway.LLMBadResponse("the model kept calling tools without answering")
 
 
-async def _renew(claim: turns.Claimed) -> None:
+async def _renew(claim: Claimed) -> None:
     interval = settings.TURN_LEASE_SECONDS / 3
     while True:
         await asyncio.sleep(interval)
         try:
-            if not await db_step(turns.turn_renew, conversation_id=claim.conversation_id, token=claim.token):
+            if not await db_step(turn_renew, conversation_id=claim.conversation_id, token=claim.token):
                 logger.warning("conversation %s: the turn's lease was taken over", claim.conversation_id)
                 return
-        except turns.DATABASE_ERRORS as exc:
+        except DATABASE_ERRORS as exc:
             logger.warning("conversation %s: lease not renewed: %s", claim.conversation_id, exc)
 
 
-async def _abandon(claim: turns.Claimed, usage: list[LLMUsage]) -> None:
+async def _abandon(claim: Claimed, usage: list[LLMUsage]) -> None:
     try:
-        await db_step(turns.turn_abandon, claim=claim, usage=usage)
-    except turns.DATABASE_ERRORS as exc:
+        await db_step(turn_abandon, claim=claim, usage=usage)
+    except DATABASE_ERRORS as exc:
         logger.error("conversation %s: failed turn not recorded (database down): %s", claim.conversation_id, exc)
 
 
-def _turn_error(exc: gateway.LLMError, claim: turns.Claimed) -> ApplicationError:
-    details = {"student_message_id": claim.student_message.pk}
+# What a student is told when the model fails: the message is kept, a retry is safe.
+MODEL_WORDING = Wording(
+    not_configured=NOT_CONFIGURED_FOR_STUDENTS,
+    bad_response=gettext_noop(
+        "The tutor model gave an unusable answer (%(reason)s). Your message is saved; retrying with "
+        "the same client_message_id is safe."
+    ),
+    unavailable=gettext_noop(
+        "The tutor model is unavailable (%(reason)s). Your message is saved; retrying with the same "
+        "client_message_id is safe."
+    ),
+)
+
+
+def _turn_error(exc: gateway.LLMError, claim: Claimed) -> ApplicationError:
     if isinstance(exc, gateway.LLMNotConfigured):
         logger.warning("conversation %s: the chat model is not configured: %s", claim.conversation_id, exc)
-        return turns.ModelNotConfigured(gettext(turns.NOT_CONFIGURED_FOR_STUDENTS), details=details)
-    if isinstance(exc, gateway.LLMBadResponse):
-        return turns.ModelBadResponse(
-            gettext(
-                "The tutor model gave an unusable answer (%(reason)s). Your message is saved; retrying with "
-                "the same client_message_id is safe."
-            )
-            % {"reason": exc},
-            details=details,
-        )
-    return turns.ModelUnavailable(
-        gettext(
-            "The tutor model is unavailable (%(reason)s). Your message is saved; retrying with the same "
-            "client_message_id is safe."
-        )
-        % {"reason": exc},
-        details=details,
-    )
+    return model_error(exc, MODEL_WORDING, details={"student_message_id": claim.student_message.pk})
