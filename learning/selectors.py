@@ -65,21 +65,6 @@ def quiz_get(*, user: Any, quiz_id: int) -> Quiz:
     return quiz
 
 
-def quizzes_of_turn(*, message_id: int) -> list[Quiz]:
-    """The quizzes created in the turn of a student message, oldest first, ready for
-    learning.serializers (questions, attempt, answers). The caller has the message through the
-    conversation's scoping primitive (the chat turn's `conversation_get`)."""
-    return list(
-        Quiz.objects.filter(message_id=message_id)
-        .select_related("attempt")
-        .prefetch_related(
-            Prefetch("questions", queryset=Question.objects.order_by("position")),
-            Prefetch("attempt__answers", queryset=Answer.objects.order_by("question__position")),
-        )
-        .order_by("created_at", "id")
-    )
-
-
 # --- Mastery ------------------------------------------------------------------------------------
 
 

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from memory.search.fts import IndexRow
-    from memory.search.tuning import RecallConfig
     from memory.search.scores import SemanticScores
+    from memory.search.tuning import RecallConfig
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import numpy as np
 from memory.search import postings, vector_search
 from memory.search.engine import QueryStatistics
 from memory.search.fts import IndexRow, analyse
-from memory.search.tuning import RecallConfig
 from memory.search.scores import SemanticScores
+from memory.search.tuning import RecallConfig
 
 
 class PostgresSearch:

@@ -21,8 +21,8 @@ from django.db import connection, transaction
 from memory.models import StudentMemoryRevision
 from memory.search.engine import QueryStatistics
 from memory.search.fts import IndexRow, analyse, query_terms
-from memory.search.tuning import RecallConfig, decay
 from memory.search.scores import SemanticScores, best_sentence
+from memory.search.tuning import RecallConfig, decay
 from memory.search.vector_cache import StudentVectors, vector_cache
 
 logger = logging.getLogger(__name__)

@@ -135,6 +135,23 @@ def test_a_registered_tool_is_offered_run_streamed_and_replayed(school, clients,
     assert len(llm.calls("chat")) == 2  # the replay called no model
 
 
+def test_a_registered_tools_events_reach_the_json_answer_too(school, clients, llm, sticker):
+    """Without `Accept: text/event-stream` the answer carries the plug-in's events in `events`,
+    in the order the stream sends them; a replay carries the stored one."""
+    llm.script("chat", tool_step(("give_sticker", json.dumps({"sticker": "rocket"}))), {"content": "Great!"})
+    cid = start(clients["alice"])
+    resp = send(clients["alice"], cid, "I solved it alone!", "j1")
+    assert resp.status_code == 201, resp.content
+    assert resp.json()["events"] == [
+        {"event": "sticker", "data": {"sticker": "rocket"}},
+        {"event": "sticker_live", "data": {"sticker": "rocket"}},
+    ]
+    assert resp.json()["quizzes"] == [] and resp.json()["safety"] == []
+    again = send(clients["alice"], cid, "I solved it alone!", "j1").json()
+    assert again["replayed"] is True
+    assert again["events"] == [{"event": "sticker", "data": {"sticker": "rocket"}}]
+
+
 def test_a_small_window_offers_the_small_window_tools_alone(clients, llm, sticker):
     """On a window too small for every schema, a small_window tool is offered with save_memory,
     and the system prompt names only the tools offered."""

@@ -2699,15 +2699,26 @@ export interface components {
             token: string;
         };
         TurnEvent: components["schemas"]["MessageEvent"] | components["schemas"]["DeltaEvent"] | components["schemas"]["MemoryEvent"] | components["schemas"]["QuizEvent"] | components["schemas"]["SafetyEvent"] | components["schemas"]["ReplyReplacedEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
+        /** @description One event of a turn's tools or screening, as the stream sends it. */
+        TurnEventOutput: {
+            /** @description The event's name, as in the stream (`memory`, `quiz`, `safety`, ...). */
+            event: string;
+            /** @description The event's data, as in the stream (see TurnEvent). */
+            data: {
+                [key: string]: unknown;
+            };
+        };
         /** @description The answer to a send without `Accept: text/event-stream`, once the reply is stored. */
         TurnOutput: {
             student_message: components["schemas"]["MessageOutput"];
             reply: components["schemas"]["MessageOutput"];
             /** @description True when this is a retry answered from the stored reply. */
             replayed: boolean;
-            /** @description The quizzes the tutor created in this turn (questions, no answers). */
+            /** @description Every event of the turn's tools and screening (a plug-in's too), in the order the stream sent them: the events a streamed turn sends between `message` and `done`, but `delta`. */
+            events: components["schemas"]["TurnEventOutput"][];
+            /** @description Deprecated, kept one release: the `quiz` events' data (in `events`). The quizzes the tutor created in this turn (questions, no answers). */
             quizzes: components["schemas"]["QuizOutput"][];
-            /** @description At most one: the student may be in crisis, show its message and resources prominently. */
+            /** @description Deprecated, kept one release: the `safety` events' data (in `events`). At most one: the student may be in crisis, show its message and resources prominently. */
             safety: components["schemas"]["SafetyNoticeData"][];
         };
         UsageAmounts: {
