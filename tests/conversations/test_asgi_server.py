@@ -30,7 +30,8 @@ def test_disconnect_mid_stream_then_retries_during_and_after(server, llm, school
     server. A retry during the turn (possibly served by the other worker process) and one after
     it both get the reply, from one model call."""
     llm.script(
-        "chat", {"content": "Halves and thirds share sixths, so write both fractions in sixths.", "stream_seconds": 1.5}
+        "chat",
+        {"content": "Halves and thirds share sixths. So write both. Fractions in sixths.", "stream_seconds": 1.5},
     )
     alice = school["alice"]
     cid = new_conversation(server, alice)

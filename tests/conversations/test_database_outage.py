@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from conversations.models import Message
-from tests.conftest import _database_url, headers, new_conversation
+from tests.conftest import _database_url, headers, new_conversation, wait_for
 
 
 class Cut:
@@ -120,7 +120,8 @@ def test_a_send_while_the_database_is_down_is_a_retry_safe_503(relay, server, ll
             assert (error["code"], error["retry_safe"]) == ("database_unavailable", True), error
     finally:
         relay.mend()
-    again = send(server, alice, cid, "down-json")
+    # The pool reconnects on its own schedule: the client retries, as retry_safe allows.
+    again = wait_for(lambda: (r := send(server, alice, cid, "down-json")).status_code != 503 and r, timeout=60)
     assert again.status_code == 201, again.text
     assert Message.objects.filter(conversation_id=cid, client_message_id="down-json").count() == 1
     assert not Message.objects.filter(conversation_id=cid, client_message_id="down-sse").exists()

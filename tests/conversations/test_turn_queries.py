@@ -88,8 +88,8 @@ def test_a_student_with_learning_data_gets_the_record(clients, llm, school):
 
 
 def test_a_class_budget_is_still_enforced(clients, llm, school):
-    """A classroom's budget override makes the claim check the budget: a spent budget is a 429
-    and the message is not stored."""
+    """A classroom's budget override makes the claim check the budget: a spent budget is a 429;
+    the message is stored (never lost) but not answered, and the model is not called."""
     school["class_a"].budget_student_daily = Decimal("0.01")
     school["class_a"].save()
     llm.script("chat", {"content": "First."})
@@ -97,7 +97,9 @@ def test_a_class_budget_is_still_enforced(clients, llm, school):
     LLMUsage.objects.create(purpose="chat", model="m", student=school["alice"], cost=Decimal("1"))
     resp = send(clients["alice"], cid, cmid="over")
     assert resp.status_code == 429, resp.content
-    assert not Message.objects.filter(conversation_id=cid).exists()
+    [stored] = Message.objects.filter(conversation_id=cid)
+    assert resp.json()["error"]["details"]["student_message_id"] == stored.pk
+    assert llm.calls("chat") == []
 
 
 def test_the_claim_of_another_users_conversation_is_404_or_403(clients, llm, school):
