@@ -8,7 +8,7 @@ from .env import env_float, env_int
 MESSAGE_MAX_CHARS = env_int("MESSAGE_MAX_CHARS", 20_000)
 SAVE_MEMORY_MAX_PER_CONVERSATION = env_int("SAVE_MEMORY_MAX_PER_CONVERSATION", 5)
 MAX_TOOL_ROUNDS = env_int("MAX_TOOL_ROUNDS", 3)
-# A turn claims its conversation with a lease (conversations.turns): renewed every third of this
+# A turn claims its conversation with a lease (conversations.turn.claim): renewed every third of this
 # while the model answers, so a crashed process blocks a conversation for at most this long.
 TURN_LEASE_SECONDS = env_float("TURN_LEASE_SECONDS", 30.0)
 # How long a send waits for the conversation's previous turn before answering 503 (not stored).
