@@ -138,18 +138,18 @@ def test_a_registered_tool_is_offered_run_streamed_and_replayed(school, clients,
 def test_a_registered_tools_events_reach_the_json_answer_too(school, clients, llm, sticker):
     """Without `Accept: text/event-stream` the answer carries the plug-in's events in `events`,
     in the order the stream sends them; a replay carries the stored one."""
-    llm.script("chat", tool_step(("give_sticker", json.dumps({"sticker": "rocket"}))), {"content": "Great!"})
+    llm.script("chat", tool_step(("give_sticker", json.dumps({"sticker": "star"}))), {"content": "Great!"})
     cid = start(clients["alice"])
     resp = send(clients["alice"], cid, "I solved it alone!", "j1")
     assert resp.status_code == 201, resp.content
     assert resp.json()["events"] == [
-        {"event": "sticker", "data": {"sticker": "rocket"}},
-        {"event": "sticker_live", "data": {"sticker": "rocket"}},
+        {"event": "sticker", "data": {"sticker": "star"}},
+        {"event": "sticker_live", "data": {"sticker": "star"}},
     ]
     assert resp.json()["quizzes"] == [] and resp.json()["safety"] == []
     again = send(clients["alice"], cid, "I solved it alone!", "j1").json()
     assert again["replayed"] is True
-    assert again["events"] == [{"event": "sticker", "data": {"sticker": "rocket"}}]
+    assert again["events"] == [{"event": "sticker", "data": {"sticker": "star"}}]
 
 
 def test_a_small_window_offers_the_small_window_tools_alone(clients, llm, sticker):
