@@ -185,7 +185,7 @@ def test_a_student_uses_every_part_of_the_page(
     # The help lines are shown once, in the notice, not again in the reply; in French on a French page.
     assert seen["crisis"]["reply"] == CRISIS_REPLY and seen["crisis"]["in_notice"]
     assert seen["crisis_fr"]["message"].startswith("Merci de me l'avoir dit")
-    assert seen["crisis_fr"]["resources"] == [r["name"] for r in config["resourcesFr"]]
+    assert seen["crisis_fr"]["resources"] == [r["name"] for r in resources_for(student_id=alice.pk, language="fr")]
     assert seen["crisis_fr"]["reply"] == CRISIS_REPLY_FR
     last_reply = Message.objects.filter(conversation=fractions, role="tutor").last()
     assert last_reply is not None and last_reply.content.startswith(CRISIS_REPLY_FR)
