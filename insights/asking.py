@@ -163,7 +163,7 @@ async def _answer(
                     student_id=metered,
                     max_tokens=model.limits.answer_tokens,
                 )
-            return prepared, result.content, result.model or model.profile.model
+            return prepared, result.content, result.model or model.profile.model_id
         except gateway.LLMContextExceeded as exc:
             if attempt:
                 raise

@@ -409,7 +409,7 @@ async def _converse(
     profile = gateway.chat_profile()
     messages = _with_notice(claim.messages, notice)
     prompt_tokens = completion_tokens = 0
-    model = profile.model
+    model = profile.model_id
 
     async def on_delta(text: str) -> None:
         if not feed.first_token_seen:
