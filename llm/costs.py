@@ -19,8 +19,9 @@ is metered to them (LLMUsage.asker, no student) and counts in their asker budget
 Only a chat turn's call of the model (or a question) is ever refused. A message past the budget
 is still stored and screened, and a crisis is answered (the crisis reply and the resources,
 without the model) and alerted; any other message gets the 429, and so does its retry until the
-budget resets. A turn that starts under the budget finishes, so spend can pass a limit by the
-turns in flight when it was reached.
+budget resets. A turn is answered only when every budget has room for the most it can cost,
+which is held (BudgetHold) until its usage is stored: turns running at once never spend past a
+limit (`budget_hold`, `budget_release`).
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ from operator import or_
 from typing import Any
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import BooleanField, Exists, F, Q, Sum, Value
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom
 from core.errors import ApplicationError
-from llm.models import CHAT_PURPOSES, LLMUsage
+from llm.models import CHAT_PURPOSES, BudgetHold, LLMUsage
 
 ZERO = Decimal(0)
 MILLION = Decimal(1_000_000)
@@ -171,7 +173,32 @@ def budget_spend(*, student_id: int, budgets: list[Budget], now: datetime) -> di
             spent[(STUDENT, period, None)] = max(spent.get((STUDENT, period, None), ZERO), row[f"own_{period}"] or ZERO)
             if "class_id" in row:
                 spent[(CLASSROOM, period, row["class_id"])] = row[period] or ZERO
-    return {b: spent.get((b.scope, b.period, b.classroom_id if b.scope == CLASSROOM else None), ZERO) for b in budgets}
+    held = _held(student_id=student_id, classroom_ids=classroom_ids, now=now)
+    return {
+        b: spent.get(key, ZERO) + held.get((b.scope, key[2]), ZERO)
+        for b in budgets
+        for key in [(b.scope, b.period, b.classroom_id if b.scope == CLASSROOM else None)]
+    }
+
+
+def _held(*, student_id: int, classroom_ids: list[int], now: datetime) -> dict[tuple[str, int | None], Decimal]:
+    """The live holds (BudgetHold: turns in flight) that count in the budgets, in one query: the
+    student's own, keyed (STUDENT, None), and with classroom budgets those of each class's
+    students, keyed (CLASSROOM, class id). A hold counts in its day and its month alike."""
+    live = BudgetHold.objects.filter(expires_at__gt=now)
+    if not classroom_ids:
+        own = live.filter(student_id=student_id).aggregate(amount=Sum("amount"))["amount"]
+        return {(STUDENT, None): own or ZERO}
+    held: dict[tuple[str, int | None], Decimal] = {}
+    for row in (
+        live.filter(student__enrollments__classroom_id__in=classroom_ids)
+        .values(class_id=F("student__enrollments__classroom_id"))
+        .annotate(own=Sum("amount", filter=Q(student_id=student_id)), amount=Sum("amount"))
+        .order_by()
+    ):
+        held[(STUDENT, None)] = max(held.get((STUDENT, None), ZERO), row["own"] or ZERO)
+        held[(CLASSROOM, row["class_id"])] = row["amount"] or ZERO
+    return held
 
 
 class BudgetExceeded(ApplicationError):
@@ -183,7 +210,7 @@ class BudgetExceeded(ApplicationError):
     code = "budget_exceeded"
     retry_safe = True
 
-    def __init__(self, *, budget: Budget, spent: Decimal, now: datetime) -> None:
+    def __init__(self, *, budget: Budget, spent: Decimal, now: datetime, needed: Decimal = ZERO) -> None:
         resets_at = period_end(budget.period, now)
         wait = max(1, math.ceil((resets_at - now).total_seconds()))
         messages = {
@@ -228,9 +255,64 @@ class BudgetExceeded(ApplicationError):
                 "limit_usd": f"{budget.limit.normalize():f}",
                 "resets_at": resets_at.isoformat().replace("+00:00", "Z"),
                 "retry_after_seconds": wait,
+                # The most the refused turn could have cost, which the budget had to have room for.
+                "needed_usd": f"{needed.quantize(COST_QUANTUM):f}",
             },
         )
         self.retry_after = wait
+
+
+def budget_hold(*, student_id: int, estimate: Decimal, seconds: float, now: datetime | None = None) -> int | None:
+    """Check the budgets that cover the student for a turn that may cost up to `estimate`, and
+    reserve it: raise BudgetExceeded when a budget's spend, with the holds of the turns in flight,
+    has reached its limit or leaves less room than `estimate`; else record a hold of `estimate`
+    that lives `seconds` (the longest a turn may run) and return its id, for `budget_release` once
+    the turn's usage is stored. None when no budget applies or nothing needs reserving (a model
+    priced 0).
+
+    Atomic: in a transaction (the caller's, when there is one) that takes each budget's lock first
+    (on PostgreSQL an advisory lock per student and per classroom, in one order; SQLite's write
+    transactions are serial already), so that turns starting at once cannot all pass on the same
+    room: the next check waits for this one's commit, and then counts its hold."""
+    now = now or timezone.now()
+    budgets = budgets_for(student_id=student_id)
+    if not budgets:
+        return None
+    with transaction.atomic():
+        _budgets_lock(student_id=student_id, budgets=budgets)
+        spend = budget_spend(student_id=student_id, budgets=budgets, now=now)
+        over = [b for b in budgets if spend[b] >= b.limit or spend[b] + estimate > b.limit]
+        if over:
+            budget = max(over, key=lambda b: (period_end(b.period, now), spend[b] / b.limit))
+            raise BudgetExceeded(budget=budget, spent=spend[budget], now=now, needed=estimate)
+        if estimate <= 0:
+            return None
+        BudgetHold.objects.filter(student_id=student_id, expires_at__lte=now).delete()
+        hold = BudgetHold.objects.create(
+            student_id=student_id, amount=estimate, expires_at=now + timedelta(seconds=seconds)
+        )
+    return hold.pk
+
+
+def budget_release(*, hold_id: int | None) -> None:
+    """Forget a turn's hold, once its usage is stored (in the same transaction or after it, never
+    before: the spend is then counted twice for a moment, never not at all)."""
+    if hold_id is not None:
+        BudgetHold.objects.filter(pk=hold_id).delete()
+
+
+# The advisory locks' key spaces (PostgreSQL's one 64-bit key: the space in the high bits).
+_LOCK_SPACES = {STUDENT: 1 << 48, CLASSROOM: 2 << 48}
+
+
+def _budgets_lock(*, student_id: int, budgets: list[Budget]) -> None:
+    if connection.vendor != "postgresql":
+        return
+    keys = {_LOCK_SPACES[STUDENT] | student_id}
+    keys |= {_LOCK_SPACES[CLASSROOM] | b.classroom_id for b in budgets if b.scope == CLASSROOM and b.classroom_id}
+    with connection.cursor() as cursor:
+        for key in sorted(keys):  # one order for every transaction: no deadlock between them
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
 def budget_check(*, student_id: int, now: datetime | None = None) -> None:

@@ -62,3 +62,21 @@ class LLMUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} {self.model} {self.prompt_tokens}+{self.completion_tokens}"
+
+
+class BudgetHold(models.Model):
+    """Spend reserved for a chat turn before its model calls (llm.costs.budget_hold): counted in
+    every budget that covers its student as if spent, until the turn's usage is stored and the
+    hold released (llm.costs.budget_release) or, left by a turn that never finished (a process
+    stopped, a failure before the model), until it expires."""
+
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    amount = models.DecimalField(max_digits=14, decimal_places=8)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["student", "expires_at"], name="budgethold_student_live")]
+
+    def __str__(self) -> str:
+        return f"hold {self.amount} for {self.student_id} until {self.expires_at}"

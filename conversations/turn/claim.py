@@ -34,7 +34,7 @@ from django.utils.translation import gettext_noop
 from accounts.models import User
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from conversations.selectors import conversation_get, require_student_owner
-from conversations.turn.window import Limits, check_fits, turn_limits
+from conversations.turn.window import Limits, check_fits, turn_ceiling, turn_limits
 from core.errors import DATABASE_ERRORS, Conflict, DatabaseUnavailable, NotFound, ServiceUnavailable
 from core.request_id import context_bind
 from llm import costs, gateway, prompt_blocks
@@ -104,6 +104,8 @@ class Claimed:
     absent: frozenset[str] = frozenset()
     # The spend budget the student is past (llm.costs), when claimed: the model is not called.
     over_budget: costs.BudgetExceeded | None = None
+    # The spend held for this turn (llm.costs.budget_hold), given back by turn_finish or turn_abandon.
+    budget_hold: int | None = None
 
 
 def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_id: str) -> Replay | Busy | Claimed:
@@ -219,12 +221,14 @@ def _claim(
             )
         else:
             Conversation.objects.filter(pk=conversation.pk).update(**lease(message))
-        over_budget = None
+        over_budget = hold = None
         if conversation.budget_may_apply:
             # Past a spend budget the message is stored all the same, and screened: the turn
-            # answers a crisis without the model and refuses the rest (429), its retry too.
+            # answers a crisis without the model and refuses the rest (429), its retry too. Under
+            # it the most the turn can cost is held, so that turns at once never pass a budget.
             try:
-                costs.budget_check(student_id=conversation.student_id)
+                estimate, seconds = turn_ceiling()
+                hold = costs.budget_hold(student_id=conversation.student_id, estimate=estimate, seconds=seconds)
             except costs.BudgetExceeded as exc:
                 exc.details["student_message_id"] = message.pk
                 over_budget = exc
@@ -239,6 +243,7 @@ def _claim(
         has_checkpoint=conversation.has_checkpoint,
         absent=_absent([getattr(conversation, f"present_{i}") for i in range(_presence_count())]),
         over_budget=over_budget,
+        budget_hold=hold,
     )
 
 

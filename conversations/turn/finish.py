@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message, ReplyMemory
 from conversations.turn.claim import Claimed, release, sql_named
+from llm import costs
 from llm.models import LLMUsage
 from llm.tokens import count_tokens
 from memory.models import AIMemory
@@ -61,12 +62,15 @@ def turn_finish(
         if connection.vendor == "postgresql":
             # A savepoint only inside a caller's transaction (tests): alone, the statement is atomic.
             with transaction.atomic() if connection.in_atomic_block else nullcontext():
-                return _finish_statement(claim=claim, reply=reply, usage=usage)
-        with transaction.atomic():
-            reply.seq = _reply_seq(claim=claim, tokens=reply.token_count, now=reply.created_at)
-            reply.save(force_insert=True)
-            LLMUsage.objects.bulk_create(usage)
-            _access_log_append(reply, claim.shown)
+                reply = _finish_statement(claim=claim, reply=reply, usage=usage)
+        else:
+            with transaction.atomic():
+                reply.seq = _reply_seq(claim=claim, tokens=reply.token_count, now=reply.created_at)
+                reply.save(force_insert=True)
+                LLMUsage.objects.bulk_create(usage)
+                _access_log_append(reply, claim.shown)
+        # After the usage is stored: the hold no longer stands for spend to come.
+        costs.budget_release(hold_id=claim.budget_hold)
         return reply
     except IntegrityError:
         with transaction.atomic():
@@ -75,6 +79,7 @@ def turn_finish(
                 raise
             LLMUsage.objects.bulk_create(usage)
             release(conversation_id=claim.conversation_id, token=claim.token)
+            costs.budget_release(hold_id=claim.budget_hold)
         logger.warning("conversation %s: message %s was answered by another turn", claim.conversation_id, answered.pk)
         return answered
 
@@ -204,3 +209,4 @@ def turn_abandon(*, claim: Claimed, usage: list[LLMUsage]) -> None:
     with transaction.atomic():
         LLMUsage.objects.bulk_create(usage)
         release(conversation_id=claim.conversation_id, token=claim.token)
+        costs.budget_release(hold_id=claim.budget_hold)

@@ -6,6 +6,7 @@ when the server refuses a prompt as longer than its window.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.conf import settings
 from django.utils import formats
@@ -14,7 +15,7 @@ from django.utils.translation import gettext as _
 from conversations import prompts
 from conversations.turn.tools import tools_tokens, turn_tools
 from core.errors import ApplicationError
-from llm import gateway
+from llm import costs, gateway
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
 from llm.tools import Tool
 
@@ -42,6 +43,17 @@ class Limits:
     def message(self) -> int:
         # One message must fit beside the system prompt, with room for the markers around it.
         return self.prompt - self.fixed - MESSAGE_OVERHEAD_TOKENS - 64
+
+
+def turn_ceiling() -> tuple[Decimal, float]:
+    """The most a turn can cost at the chat model's price (llm.costs), and how long it may run:
+    each of its model rounds (MAX_TOOL_ROUNDS + 1) a prompt as long as the server's window allows
+    beside the longest reply, and that reply; its deadline and a lease's time to finish."""
+    limits = turn_limits()
+    reply = limits.window - limits.prompt
+    prompt = max(limits.prompt, limits.stated - reply)
+    one = costs.usage_cost(model=gateway.chat_profile().model, prompt_tokens=prompt, completion_tokens=reply)
+    return one * (settings.MAX_TOOL_ROUNDS + 1), settings.TURN_DEADLINE_SECONDS + settings.TURN_LEASE_SECONDS
 
 
 def turn_limits() -> Limits:

@@ -209,10 +209,13 @@ def test_past_the_budget_the_question_is_refused_like_a_chat_message(school, cli
 def test_a_teachers_questions_never_lock_the_student_out(school, clients, llm, record, settings):
     """Questions about alice, as dear as a day of her budget each, are the teacher's spend: alice
     still sends; the teacher, past their own asker budget, gets a 429 that speaks to them."""
-    settings.BUDGET_STUDENT_DAILY = Decimal("0.01")
-    settings.BUDGET_CLASSROOM_DAILY = Decimal("0.01")
+    # Room for one turn (at most 3.072 USD with this window and no tool round) and no more.
+    settings.BUDGET_STUDENT_DAILY = Decimal("3.10")
+    settings.BUDGET_CLASSROOM_DAILY = Decimal("3.10")
     settings.BUDGET_ASKER_DAILY = Decimal("0.05")
     settings.LLM_PRICES = {"scripted-tutor": (Decimal("1000"), Decimal("3000"))}
+    settings.LLM_CONTEXT_WINDOW = 2048
+    settings.MAX_TOOL_ROUNDS = 0
     assert ask(clients["teacher_a"], school["alice"].pk, QUESTION).status_code == 200
     assert LLMUsage.objects.get(purpose="ask").cost > Decimal("0.05")
     refused = ask(clients["teacher_a"], school["alice"].pk, QUESTION)

@@ -30,9 +30,16 @@ PRICES = {
 }
 
 
+# A budget with room for one turn: the most a turn can cost with the `priced` fixture's window
+# (1,536 tokens of prompt and 512 of reply, one model round) is 3.072 USD; one costs far less.
+ONE_TURN = Decimal("3.10")
+
+
 @pytest.fixture
 def priced(settings: Any, llm: Any) -> Any:
     settings.LLM_PRICES = PRICES
+    settings.LLM_CONTEXT_WINDOW = 2048
+    settings.MAX_TOOL_ROUNDS = 0
     return llm
 
 
@@ -111,11 +118,11 @@ def test_past_the_daily_budget_a_message_is_stored_and_refused(clients, priced, 
     """429 budget_exceeded, with which budget, the spend, the limit, when it resets and
     Retry-After; the message is stored (not lost) but not answered, and the model is not called,
     streamed or not."""
-    settings.BUDGET_STUDENT_DAILY = Decimal("0.01")
+    settings.BUDGET_STUDENT_DAILY = ONE_TURN
     cid = start(clients["alice"])
     assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 201
     spent = LLMUsage.objects.get().cost
-    assert spent > Decimal("0.01")
+    assert 0 < spent < ONE_TURN
     messages, calls = Message.objects.count(), len(priced.calls("chat"))
 
     before = timezone.now()
@@ -126,7 +133,8 @@ def test_past_the_daily_budget_a_message_is_stored_and_refused(clients, priced, 
     assert error["code"] == "budget_exceeded" and error["retry_safe"] is True
     details = error["details"]
     assert details["budget"] == "student_daily" and details["classroom_id"] is None
-    assert Decimal(details["spent_usd"]) == spent and Decimal(details["limit_usd"]) == Decimal("0.01")
+    assert Decimal(details["spent_usd"]) == spent and Decimal(details["limit_usd"]) == ONE_TURN
+    assert Decimal(details["needed_usd"]) == Decimal("3.072")  # the most the refused turn could cost
     resets_at = datetime.fromisoformat(details["resets_at"])
     assert resets_at in {costs.period_end(costs.DAILY, before), costs.period_end(costs.DAILY, after)}
     assert resets_at.tzinfo is not None and resets_at.utcoffset() == timedelta(0)
@@ -155,7 +163,7 @@ def test_past_the_daily_budget_a_message_is_stored_and_refused(clients, priced, 
 def test_a_retry_of_an_answered_message_still_replays_past_the_budget(clients, priced, settings):
     """The budget refuses new messages only: the retry of one already answered gets its stored
     reply, and the model is not called."""
-    settings.BUDGET_STUDENT_DAILY = Decimal("0.01")
+    settings.BUDGET_STUDENT_DAILY = ONE_TURN
     cid = start(clients["alice"])
     first = send(clients["alice"], cid, "What is 3/4 of 12?", "m1")
     assert first.status_code == 201
@@ -177,7 +185,7 @@ def test_a_message_refused_past_the_budget_is_answered_once_it_resets(clients, p
     assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 429
     assert send(clients["alice"], cid, "What is 3/4 of 12?", "m1").status_code == 429
     assert priced.calls("chat") == []
-    settings.BUDGET_STUDENT_DAILY = Decimal("1.00")
+    settings.BUDGET_STUDENT_DAILY = Decimal("10.00")
     answered = send(clients["alice"], cid, "What is 3/4 of 12?", "m1")
     assert answered.status_code == 201, answered.content
     assert Message.objects.filter(conversation_id=cid, client_message_id="m1").count() == 1
@@ -187,7 +195,7 @@ def test_a_message_refused_past_the_budget_is_answered_once_it_resets(clients, p
 def test_a_classroom_override_applies_to_its_students(clients, priced, settings, school):
     """A class's override replaces the setting for its students, both ways: a limit where the
     setting has none, none (0) where the setting has one. Other classes keep the setting."""
-    settings.BUDGET_STUDENT_DAILY = Decimal("0.50")
+    settings.BUDGET_STUDENT_DAILY = Decimal("5.00")
     school["class_a"].budget_student_daily = Decimal("0.05")
     school["class_a"].save()
     for name in ("alice", "carol"):
@@ -209,7 +217,7 @@ def test_a_classroom_override_applies_to_its_students(clients, priced, settings,
 def test_a_classroom_budget_counts_all_its_students(clients, priced, school):
     """A class's own budget is spent by all its students together: bob is refused for alice's
     spend; carol, in another class, is not."""
-    school["class_a"].budget_daily = Decimal("0.05")
+    school["class_a"].budget_daily = Decimal("0.03") + ONE_TURN
     school["class_a"].save()
     spend(school["alice"], "0.03")
     assert send(clients["bob"], start(clients["bob"]), "Hello", "m1").status_code == 201
@@ -250,7 +258,8 @@ def test_periods_are_utc_days_and_calendar_months(school, settings):
 
 def test_the_check_is_one_aggregate_query_after_the_classrooms(school, settings):
     """Without any budget only the student's classrooms are read; with budgets, one aggregate
-    query more, whether or not classroom budgets apply."""
+    query more over the usage and one over the holds of turns in flight, whether or not classroom
+    budgets apply."""
     alice = school["alice"]
     with CaptureQueriesContext(connection) as queries:
         costs.budget_check(student_id=alice.pk)
@@ -259,7 +268,7 @@ def test_the_check_is_one_aggregate_query_after_the_classrooms(school, settings)
     settings.BUDGET_CLASSROOM_MONTHLY = Decimal("10")
     with CaptureQueriesContext(connection) as queries:
         costs.budget_check(student_id=alice.pk)
-    assert len(queries) == 2
+    assert len(queries) == 3
     assert "llm_llmusage" in queries[1]["sql"] and "SUM" in queries[1]["sql"].upper()
 
 
@@ -286,7 +295,7 @@ def test_the_spend_query_reads_the_index(school, settings):
         assert dropped, "the student foreign key's index was not found"
         for name in dropped:
             cursor.execute(f'DROP INDEX "{name}"')
-        cursor.execute("EXPLAIN " + queries[-1]["sql"])
+        cursor.execute("EXPLAIN " + next(q["sql"] for q in queries if "llm_llmusage" in q["sql"]))
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "llmusage_student_chat_spend" in plan, plan
 
@@ -305,16 +314,16 @@ def test_a_summary_still_runs_past_the_budget(clients, priced, settings, school)
 
 
 def test_background_work_does_not_spend_the_chat_budgets(clients, priced, school):
-    """A class's $3.00 daily budget and $7.60 of summaries, extraction, consolidation and
+    """A class's $4.00 daily budget and $7.60 of summaries, extraction, consolidation and
     grading for its students: its students still chat, and only chat spend refuses them."""
-    school["class_a"].budget_daily = Decimal("3.00")
-    school["class_a"].budget_student_daily = Decimal("1.00")
+    school["class_a"].budget_daily = Decimal("4.00")
+    school["class_a"].budget_student_daily = Decimal("10.00")
     school["class_a"].save()
     for purpose, cost in (("summary", "2.40"), ("extraction", "3.00"), ("consolidation", "1.20"), ("grading", "1")):
         spend(school["alice"], cost, purpose=purpose)
     with CaptureQueriesContext(connection) as queries:
         costs.budget_check(student_id=school["alice"].pk)
-    assert "purpose" in queries[-1]["sql"]
+    assert any("llm_llmusage" in q["sql"] and "purpose" in q["sql"] for q in queries)
     assert send(clients["alice"], start(clients["alice"]), "Hello", "m1").status_code == 201
     spend(school["bob"], "3.00")
     refused = send(clients["alice"], start(clients["alice"]), "Hello", "m2")
