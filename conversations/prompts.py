@@ -14,7 +14,6 @@ from typing import Any
 
 from llm.tools import Tool, registered
 from llm.untrusted import neutralise, transcript_block, untrusted_element
-from memory.block import MemoryItem, memory_block
 
 _SYSTEM_PROMPT = (
     "You are a patient, encouraging tutor for a school student. Explain step by step, check "
@@ -38,18 +37,6 @@ def system_prompt(*, language: str = "", tools: Sequence[Tool] | None = None) ->
     offered = registered() if tools is None else tools
     instructions = " ".join(tool.instruction for tool in offered if tool.instruction)
     return _SYSTEM_PROMPT.format(language_line=line) + ("\n" + instructions if instructions else "")
-
-
-def _default_system_prompt() -> str:
-    return system_prompt()
-
-
-def __getattr__(name: str) -> Any:
-    # SYSTEM_PROMPT: the instructions with no language named and every registered tool, built
-    # when read (the apps register their tools once they are ready, after this module loads).
-    if name == "SYSTEM_PROMPT":
-        return _default_system_prompt()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -83,34 +70,6 @@ def images_message(images: list[ImageItem]) -> dict[str, Any]:
     parts: list[dict[str, Any]] = [{"type": "text", "text": f"The images I attached to this conversation: {names}."}]
     parts += [{"type": "image_url", "image_url": {"url": image.data_url}} for image in images]
     return {"role": "user", "content": parts}
-
-
-def build_chat_messages(
-    *,
-    memories: list[MemoryItem],
-    history: list[HistoryItem],
-    checkpoint_summary: str | None = None,
-    checkpoint_covered: int = 0,
-    omitted: int = 0,
-    system_prompt: str | None = None,
-    learning_record: str = "",
-    images: list[ImageItem] | None = None,
-) -> list[dict[str, Any]]:
-    """System prompt, then the memory block, then the learning record block (built, delimited and
-    neutralised by learning.prompts), then the images the student attached (as image parts), then
-    the (possibly compressed) history."""
-    content = _default_system_prompt() if system_prompt is None else system_prompt
-    messages: list[dict[str, Any]] = [{"role": "system", "content": content}]
-    block = memory_block(memories)
-    if block:
-        messages.append({"role": "system", "content": block})
-    if learning_record:
-        messages.append({"role": "system", "content": learning_record})
-    if images:
-        messages.append(images_message(images))
-    return messages + history_messages(
-        history, checkpoint_summary=checkpoint_summary, checkpoint_covered=checkpoint_covered, omitted=omitted
-    )
 
 
 def history_messages(

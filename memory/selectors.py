@@ -151,14 +151,6 @@ class TurnMemories:
     signals: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
-def memories_for_turn(
-    *, student_id: int, message: str, language: str | None = None, max_tokens: int | None = None
-) -> list[AIMemory]:
-    """The memories to show the model for a student's message, in block order
-    (`turn_memories` without the signals)."""
-    return turn_memories(student_id=student_id, message=message, language=language, max_tokens=max_tokens).memories
-
-
 def turn_memories(
     *,
     student_id: int,

@@ -203,17 +203,6 @@ def indexed_ids(student_id: int) -> set[int]:
     return set(IndexedMemory.objects.filter(student_id=student_id).values_list("memory_id", flat=True))
 
 
-def student_stats(student_id: int) -> tuple[int, int, dict[str, int]]:
-    """The stored (document count, total length, {term: df}) of a student."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT n_docs, total_len FROM memory_student_stats WHERE student_id = %s", [student_id])
-        row = cursor.fetchone()
-        cursor.execute("SELECT term, df FROM memory_term_stats WHERE student_id = %s", [student_id])
-        dfs = {str(term): int(df) for term, df in cursor.fetchall()}
-    n_docs, total_len = (int(row[0]), int(row[1])) if row else (0, 0)
-    return n_docs, total_len, dfs
-
-
 def pg_statistics(*, student_id: int, terms: list[str]) -> list[Any]:
     """The rows of PG_STATS_SQL for these query terms (for `search` and `pg_frequencies`)."""
     with server_cursor() as cursor:

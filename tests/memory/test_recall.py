@@ -33,7 +33,7 @@ from memory.search.query_dates import Span, date_spans
 from memory.search.recall import RecallConfig, recall, related_ids, topic_query, topic_text
 from memory.search.recall.candidates import SemanticScores
 from memory.search.recall.fusion import fuse_ranks, fuse_scores
-from memory.selectors import memories_for_turn
+from memory.selectors import turn_memories
 from memory.services.embedding import memory_embeddings_write
 from tests.memory.recall_helpers import note
 
@@ -309,7 +309,7 @@ def test_prompt_memories_include_relevant_old_ones_within_the_budget(school, set
         for i in range(12)
     ]
     settings.MEMORY_TOKEN_BUDGET = 2000
-    chosen = memories_for_turn(student_id=alice.pk, message="I have an oral presentation tomorrow")
+    chosen = turn_memories(student_id=alice.pk, message="I have an oral presentation tomorrow").memories
     ids = [m.pk for m in chosen]
     assert relevant.pk in ids
     assert len(ids) == len(set(ids))
@@ -322,10 +322,10 @@ def test_prompt_memories_include_relevant_old_ones_within_the_budget(school, set
     # The budget bounds the recalled extras only: the 10 latest stay whole, the extra that fits
     # goes in, and a budget too small for it leaves it out.
     settings.MEMORY_TOKEN_BUDGET = 200
-    small = memories_for_turn(student_id=alice.pk, message="I have an oral presentation tomorrow")
+    small = turn_memories(student_id=alice.pk, message="I have an oral presentation tomorrow").memories
     assert {m.pk for m in recent[:10]} <= {m.pk for m in small} and relevant.pk in [m.pk for m in small]
     settings.MEMORY_TOKEN_BUDGET = 5
-    tiny = memories_for_turn(student_id=alice.pk, message="I have an oral presentation tomorrow")
+    tiny = turn_memories(student_id=alice.pk, message="I have an oral presentation tomorrow").memories
     assert {m.pk for m in tiny} == {m.pk for m in recent[:10]}
 
 
@@ -339,9 +339,9 @@ def test_the_ten_latest_memories_are_always_whole_in_the_prompt(school, settings
         note(alice, f"Long note number {i} about fractions", words, created_at=now - timedelta(days=i))
         for i in range(10)
     ]
-    chosen = memories_for_turn(student_id=alice.pk, message="hello")
+    chosen = turn_memories(student_id=alice.pk, message="hello").memories
     assert {m.pk for m in chosen} == {m.pk for m in notes}
-    capped = memories_for_turn(student_id=alice.pk, message="hello", max_tokens=1000)
+    capped = turn_memories(student_id=alice.pk, message="hello", max_tokens=1000).memories
     assert [m.pk for m in capped] == [m.pk for m in notes[: len(capped)]] and 0 < len(capped) < 10
     assert count_tokens(memory_block([memory_item(m) for m in capped])) <= 1000
 
@@ -357,7 +357,7 @@ def test_prompt_memories_fall_back_to_latest_when_recall_fails(school, settings,
         raise RuntimeError("index corrupted")
 
     monkeypatch.setattr(recall_module, "recall", broken)
-    assert [m.pk for m in memories_for_turn(student_id=alice.pk, message="homework")] == [latest.pk]
+    assert [m.pk for m in turn_memories(student_id=alice.pk, message="homework").memories] == [latest.pk]
 
 
 def test_recall_eval_reports_every_strategy(db, tmp_path, capsys):
