@@ -22,6 +22,7 @@ steps may also say:
     {"drop_after": 3, ...}             cut the connection after this many chunks
     {"error_after": 3, ...}            send an error event (`data: {"error": ...}`) after this many
     {"cut_after": 3, ...}              end with `data: [DONE]` after this many, without a finish
+    {"hold_after": 3, ...}             after this many, wait for `ScriptedLLM.release()`
                                        (llama-cpp-python does so to a stream a newer request interrupts)
 
 and `ScriptedLLM.stream_seconds` (a (low, high) range) sets a default for every streamed reply.
@@ -434,6 +435,8 @@ class ScriptedLLM:
         self.raw_line_breaks = False
         # A ref the default answer to a question cites though the prompt never showed it.
         self.ask_forged_ref: str | None = None
+        # Set by `release()`: a stream with "hold_after" goes on.
+        self.released = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -451,7 +454,12 @@ class ScriptedLLM:
         self.server.shutdown()
         self.server.server_close()
 
+    def release(self) -> None:
+        """Let the streams held by a step's "hold_after" go on."""
+        self.released.set()
+
     def reset(self) -> None:
+        self.released.clear()
         with self.lock:
             self.scripts.clear()
             self.requests.clear()
@@ -679,6 +687,8 @@ class ScriptedLLM:
                         return
                     if n and pause:
                         time.sleep(pause)
+                    if n == step.get("hold_after"):
+                        llm.released.wait(timeout=600)
                     self._chunk(piece)
                 self._chunk(b"")
 

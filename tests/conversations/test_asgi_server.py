@@ -29,9 +29,9 @@ def test_disconnect_mid_stream_then_retries_during_and_after(server, llm, school
     """Over real HTTP: the client reads the first delta and hangs up; the turn completes in the
     server. A retry during the turn (possibly served by the other worker process) and one after
     it both get the reply, from one model call."""
+    # The model holds its stream after two sentences until the retry is under way.
     llm.script(
-        "chat",
-        {"content": "Halves and thirds share sixths. So write both. Fractions in sixths.", "stream_seconds": 1.5},
+        "chat", {"content": "Halves and thirds share sixths. So write both. Fractions in sixths.", "hold_after": 10}
     )
     alice = school["alice"]
     cid = new_conversation(server, alice)
@@ -47,7 +47,11 @@ def test_disconnect_mid_stream_then_retries_during_and_after(server, llm, school
                 break
     assert seen[0] == "event: message"
 
-    during = httpx2.post(url, json=body, headers=headers(alice), timeout=30)
+    with ThreadPoolExecutor(1) as pool:
+        retry = pool.submit(httpx2.post, url, json=body, headers=headers(alice), timeout=60)
+        # The retry cannot be answered before the model goes on; release it once it is sent.
+        threading.Timer(1.0, llm.release).start()
+        during = retry.result()
     assert during.status_code == 201, during.text
     assert during.json()["replayed"] is False
     reply = Message.objects.get(conversation_id=cid, role="tutor")

@@ -70,7 +70,7 @@ def test_parse_summary_accepts_json_with_surrounding_text():
     ("answer", "fragment"),
     [
         ("no json here", "no JSON"),
-        ('{"title": "x"', "no JSON"),
+        ('{"title": "x"', "not valid JSON"),
         ('{"title": "Four words title here", "content": 3}', "Content"),
         ('{"title": "Short", "content": "A. B."}', "4 to 10 words"),
         ('{"title": "Fractions practice with unlike denominators", "content": "' + "w " * 250 + '."}', "200 words"),

@@ -133,8 +133,9 @@ def test_the_closing_line_counts_the_responses_of_every_xdist_worker(tmp_path):
     probe.write_text(PROBE)
     # The suite's hooks and fixtures, as they reach any test under tests/.
     (tmp_path / "conftest.py").write_text("from tests.conftest import *  # noqa: F403\n")
-    # A run of its own: no database (the probe needs none), not an xdist worker of this run.
-    unset = ("DATABASE_URL", "REQUIRE_POSTGRES")
+    # A run of its own: no database (the probe needs none), not an xdist worker of this run, and
+    # runtime directories of its own (its end removes them: never this run's, nor its servers' logs).
+    unset = ("DATABASE_URL", "REQUIRE_POSTGRES", "TUTOR_VAR_DIR", "TUTOR_TEST_VAR_WORKER")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in unset}
     command = [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider"]
     done = subprocess.run(
