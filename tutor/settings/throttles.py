@@ -20,7 +20,7 @@ LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900, mini
 # Sign-in attempts per client address, right or wrong, before any password is checked: beyond
 # it, 429 until the period has passed (a rate, not a lockout; empty: no limit). Behind a proxy
 # the address is the client's only if uvicorn trusts the proxy (WEB_FORWARDED_ALLOW_IPS).
-LOGIN_ADDRESS_RATE = env_rate("LOGIN_ADDRESS_RATE", "60/minute")
+LOGIN_ADDRESS_RATE = env_rate("LOGIN_ADDRESS_RATE", "600/minute")
 # Passwords hashed at once per process (a check takes about a second of CPU, holding no database
 # connection); an attempt that waits longer than LOGIN_HASH_WAIT_SECONDS for its turn gets 503.
 LOGIN_HASH_CONCURRENCY = env_int("LOGIN_HASH_CONCURRENCY", 2, minimum=1)
