@@ -72,7 +72,9 @@ def test_a_question_about_a_student_is_answered_and_logged(
     log = AskLog.objects.get(pk=body["id"])
     assert log.model and log.prompt_tokens > 0
     assert set(AskMemory.objects.filter(ask=log).values_list("memory_id", flat=True)) >= set(evidence[:2])
-    assert LLMUsage.objects.filter(purpose="ask", student=school["alice"], ok=True).count() == 1
+    # A teacher's question is metered to the teacher, never to the student's budget.
+    assert LLMUsage.objects.filter(purpose="ask", asker=school["teacher_a"], student=None, ok=True).count() == 1
+    assert not LLMUsage.objects.filter(purpose="ask", student=school["alice"]).exists()
 
 
 def test_a_question_streams_and_ends_with_the_answer(
