@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
 from accounts.models import Classroom, User
+from safety.unrouted import classrooms_without_recipient
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,6 +30,8 @@ def test_seed_demo_creates_marked_accounts_with_tokens(db, capsys, settings):
     assert set(classroom.students.values_list("username", flat=True)) == {"alice", "bob"}
     for user in users.values():
         assert Token.objects.get(user=user).key in out
+    # The demo class's crisis alerts reach someone: no error at the next start-up.
+    assert not classrooms_without_recipient().exists()
 
 
 def test_seed_demo_refused_when_debug_off(db, settings):
