@@ -1,8 +1,8 @@
-"""The admin of accounts: users, classrooms and their enrollments, and API tokens.
+"""The admin of accounts: schools, users, classrooms and their enrollments, and API tokens.
 
 Every admin of the project is scoped like the API through accounts.admin_tenancy.TenantScoped:
-a user who does not see all (a teacher with is_staff) sees the students of their classes and
-those classes only, and no API token.
+a user who does not see all (a teacher or a school administrator with is_staff) sees the
+students and classes the API shows them, the schools they administer, and no API token.
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from typing import Any
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
-from django.db.models.fields.related import RelatedField
 from django.http import HttpRequest
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
 from accounts.admin_tenancy import TenantScoped, TenantScopedAdmin, admin_sees_all
-from accounts.models import Classroom, Enrollment, User
-from accounts.selectors import students_visible_to
+from accounts.models import Classroom, Enrollment, School, TeacherEnrollment, User
+from accounts.selectors import classrooms_visible_to, schools_administered_by, students_visible_to
 
 
 class ReadOnlyAdmin(TenantScopedAdmin):
@@ -45,9 +44,15 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
     """Users. A scoped user sees the students of their classes (the API's /students/), adds no
     account and changes no one's role, staff flag, groups or permissions."""
 
-    list_display = ("username", "role", "language", "is_demo", "is_staff")
-    list_filter = ("role", "is_demo", "is_staff", "groups")
-    fieldsets = (*(UserAdmin.fieldsets or ()), ("Tutor", {"fields": ("role", "language", "is_demo")}))
+    list_display = ("username", "role", "school", "language", "is_active", "is_demo", "is_staff")
+    list_filter = ("role", "is_active", "is_demo", "is_staff", "groups")
+    list_select_related = ("school",)
+    raw_id_fields = ("school",)
+    search_fields = ("username", "first_name", "last_name", "email", "external_id")
+    fieldsets = (
+        *(UserAdmin.fieldsets or ()),
+        ("Tutor", {"fields": ("role", "school", "external_id", "language", "is_demo")}),
+    )
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(pk__in=students_visible_to(request.user).values("pk"))
@@ -62,11 +67,26 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
         return fields + tuple(f for f in PRIVILEGE_FIELDS if f not in fields)
 
 
-def _classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
-    """The classrooms a teacher teaches; none for anyone else (as the API's classroom endpoints)."""
-    if getattr(user, "role", None) != User.Role.TEACHER:
-        return Classroom.objects.none()
-    return Classroom.objects.filter(teacher=user)
+@admin.register(School)
+class SchoolAdmin(TenantScopedAdmin):
+    """Schools and districts. A scoped user sees the ones they administer, and changes none."""
+
+    list_display = ("name", "kind", "parent", "external_id", "active")
+    list_filter = ("kind", "active")
+    search_fields = ("name", "external_id")
+    raw_id_fields = ("parent",)
+
+    def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(pk__in=schools_administered_by(request.user).values("pk"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return admin_sees_all(request.user) and super().has_add_permission(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_sees_all(request.user) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_sees_all(request.user) and super().has_delete_permission(request, obj)
 
 
 class EnrollmentInline(TenantScoped, admin.TabularInline):
@@ -76,30 +96,54 @@ class EnrollmentInline(TenantScoped, admin.TabularInline):
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(
-            classroom__in=_classrooms_visible_to(request.user).values("pk"),
+            classroom__in=classrooms_visible_to(request.user).values("pk"),
             student__in=students_visible_to(request.user).values("pk"),
         )
 
 
-@admin.register(Classroom)
-class ClassroomAdmin(TenantScopedAdmin):
-    """Classrooms. A scoped teacher sees and names only their own as the teacher, and enrols
-    only students they already teach."""
+class TeacherEnrollmentInline(TenantScoped, admin.TabularInline):
+    """A class's teachers. A scoped user sees them and changes none (the provisioning API and
+    the roster import do)."""
 
-    list_display = ("name", "teacher")
-    list_select_related = ("teacher",)
+    model = TeacherEnrollment
+    extra = 0
     raw_id_fields = ("teacher",)
-    inlines = [EnrollmentInline]
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        return queryset.filter(pk__in=_classrooms_visible_to(request.user).values("pk"))
+        return queryset.filter(classroom__in=classrooms_visible_to(request.user).values("pk"))
 
-    def tenant_choices(self, request: HttpRequest, db_field: RelatedField[Any, Any]) -> QuerySet[Any] | None:
-        if db_field.name != "teacher":
-            return None
-        if not isinstance(request.user, User):
-            return User.objects.none()
-        return User.objects.filter(pk=request.user.pk, role=User.Role.TEACHER)
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_sees_all(request.user) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_sees_all(request.user) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_sees_all(request.user) and super().has_delete_permission(request, obj)
+
+
+@admin.register(Classroom)
+class ClassroomAdmin(TenantScopedAdmin):
+    """Classrooms. A scoped user sees the classes the API shows them (a teacher's own, a school
+    administrator's school's), enrols only students they already see, and moves no class to
+    another school."""
+
+    list_display = ("name", "school", "active")
+    list_filter = ("active",)
+    list_select_related = ("school",)
+    search_fields = ("name", "external_id")
+    raw_id_fields = ("school",)
+    inlines = [TeacherEnrollmentInline, EnrollmentInline]
+
+    def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(pk__in=classrooms_visible_to(request.user).values("pk"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return admin_sees_all(request.user) and super().has_add_permission(request)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return fields if admin_sees_all(request.user) else (*fields, "school")
 
 
 # DRF's token admin lists every user's API token: it is registered again, scoped. A token is a

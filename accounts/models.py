@@ -27,13 +27,45 @@ class UserManager(DjangoUserManager["User"]):
         return super().create_superuser(username, email, password, **extra_fields)
 
 
+class School(models.Model):
+    """A school, or the district above schools (OneRoster `org`, docs/roster.md). Classes belong
+    to a school; a person belongs to one school or district, which scopes what a school
+    administrator sees (accounts.selectors.schools_administered_by)."""
+
+    class Kind(models.TextChoices):
+        SCHOOL = "school", "School"
+        DISTRICT = "district", "District"
+
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SCHOOL)
+    parent = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="children", help_text="Its district."
+    )
+    external_id = models.CharField(
+        max_length=255, unique=True, null=True, blank=True, help_text="The OneRoster sourcedId, or the client's own id."
+    )
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class User(AbstractUser):
-    """A student, a teacher, or a staff account. Staff accounts and teachers with is_staff use
-    the Django admin; the API serves students and teachers only."""
+    """A student, a teacher, a school administrator, or a staff account. Staff accounts and
+    teachers with is_staff use the Django admin.
+
+    `is_active` false is a deactivated person (the roster dropped them, or the provisioning API):
+    they cannot sign in, and nothing of their data is deleted."""
 
     class Role(models.TextChoices):
         STUDENT = "student", "Student"
         TEACHER = "teacher", "Teacher"
+        # OneRoster `administrator`: the people and classes of their school (or district).
+        ADMINISTRATOR = "administrator", "School administrator"
         # The admin's operators (`createsuperuser`): no class, no student data through the API.
         STAFF = "staff", "Staff"
 
@@ -44,6 +76,17 @@ class User(AbstractUser):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.STUDENT)
     language = models.CharField(max_length=8, choices=Language.choices, default=Language.ENGLISH)
     is_demo = models.BooleanField(default=False, help_text="Created by seed_demo.")
+    school = models.ForeignKey(
+        School,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="people",
+        help_text="The person's school or district; empty for staff.",
+    )
+    external_id = models.CharField(
+        max_length=255, unique=True, null=True, blank=True, help_text="The OneRoster sourcedId, or the client's own id."
+    )
 
     objects: ClassVar[UserManager] = UserManager()
 
@@ -55,6 +98,12 @@ class User(AbstractUser):
     def is_teacher(self) -> bool:
         return self.role == self.Role.TEACHER
 
+    @property
+    def is_educator(self) -> bool:
+        """A teacher or a school administrator: who sees students through classes or a school
+        (accounts.selectors.students_visible_to says which)."""
+        return self.role in (self.Role.TEACHER, self.Role.ADMINISTRATOR)
+
 
 def _budget(help_text: str) -> models.DecimalField[Decimal | None, Decimal | None]:
     return models.DecimalField(
@@ -63,12 +112,17 @@ def _budget(help_text: str) -> models.DecimalField[Decimal | None, Decimal | Non
 
 
 class Classroom(models.Model):
+    """A class of a school, taught by one or more teachers (TeacherEnrollment, one of them
+    primary) to its students (Enrollment). An inactive class is seen by no teacher."""
+
     name = models.CharField(max_length=120)
-    teacher = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        related_name="classrooms",
-        limit_choices_to={"role": User.Role.TEACHER},
+    school = models.ForeignKey(School, on_delete=models.PROTECT, related_name="classrooms")
+    external_id = models.CharField(
+        max_length=255, unique=True, null=True, blank=True, help_text="The OneRoster sourcedId, or the client's own id."
+    )
+    active = models.BooleanField(default=True)
+    teachers: models.ManyToManyField[User, TeacherEnrollment] = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="TeacherEnrollment", related_name="classrooms"
     )
     students: models.ManyToManyField[User, Enrollment] = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Enrollment", related_name="enrolled_classrooms"
@@ -95,8 +149,13 @@ class Classroom(models.Model):
 
 
 class Enrollment(models.Model):
+    """A student in a class. An inactive one (the roster dropped it) is kept, and gives the
+    class's teachers no access to the student."""
+
     classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="enrollments")
     student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments")
+    active = models.BooleanField(default=True)
+    external_id = models.CharField(max_length=255, unique=True, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -106,3 +165,28 @@ class Enrollment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student_id} in {self.classroom_id}"
+
+
+class TeacherEnrollment(models.Model):
+    """A teacher (or an aide) of a class. Every active one sees the class's students; `primary`
+    marks the teacher of record (several may be, or none)."""
+
+    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="teacher_enrollments")
+    teacher = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="teacher_enrollments",
+        limit_choices_to={"role": User.Role.TEACHER},
+    )
+    primary = models.BooleanField(default=False)
+    active = models.BooleanField(default=True)
+    external_id = models.CharField(max_length=255, unique=True, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["classroom", "teacher"], name="teacher_enrollment_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"teacher {self.teacher_id} of {self.classroom_id}"

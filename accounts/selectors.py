@@ -1,30 +1,76 @@
 """The scoping primitive: which students' data a user may read.
 
 Every read of a student's data (conversations, messages, memories) goes through
-`students_visible_to`. It fails closed: a user who is neither a student nor a teacher sees no
-one. A row outside this scope is answered with 404, never 403, so its existence is not revealed.
+`students_visible_to`. It fails closed: a user who is neither a student, a teacher nor a school
+administrator sees no one. A row outside this scope is answered with 404, never 403, so its
+existence is not revealed.
+
+Tenancy has three levels: a school (or a district and its schools), its classes, and a class's
+active enrolments. A teacher sees the students actively enrolled in the active classes they
+actively teach; a school administrator sees the people and classes of their school (a
+district's administrator: of its schools too), which is what a teacher of every class there
+sees; staff oversee all through the `*_overseen` and `*_administered` selectors.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
-from accounts.models import Classroom, User
+from accounts.models import Classroom, Enrollment, School, User
 from core.errors import NotFound
 
 
+def is_educator(user: Any) -> bool:
+    """A signed-in, active teacher or school administrator: who reads students through classes
+    or a school, with a teacher's powers over those students."""
+    return bool(
+        user is not None
+        and getattr(user, "is_authenticated", False)
+        and user.is_active
+        and getattr(user, "role", None) in (User.Role.TEACHER, User.Role.ADMINISTRATOR)
+    )
+
+
+def schools_administered_by(user: Any) -> QuerySet[School]:
+    """The schools `user` administers: a school administrator's school, or their district and
+    the schools under it (two levels down); every school for a staff account; none for anyone
+    else."""
+    if is_staff_account(user):
+        return School.objects.all()
+    if not is_educator(user) or user.role != User.Role.ADMINISTRATOR or user.school_id is None:
+        return School.objects.none()
+    root = user.school_id
+    return School.objects.filter(Q(pk=root) | Q(parent_id=root) | Q(parent__parent_id=root))
+
+
+def classrooms_taught_by(user: Any) -> QuerySet[Classroom]:
+    """The active classes `user` actively teaches (any teacher enrolment, primary or not)."""
+    if not is_educator(user):
+        return Classroom.objects.none()
+    return Classroom.objects.filter(
+        active=True, teacher_enrollments__teacher=user, teacher_enrollments__active=True
+    ).distinct()
+
+
 def students_visible_to(user: Any) -> QuerySet[User]:
-    """Students whose data `user` may read: themselves, or the students of a teacher's classes."""
+    """Students whose data `user` may read: themselves; the students actively enrolled in a
+    teacher's active classes; a school administrator's students (of their schools, or enrolled
+    in a class there)."""
     students = User.objects.filter(role=User.Role.STUDENT, is_active=True)
-    if user is None or not getattr(user, "is_authenticated", False):
+    if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
         return students.none()
     if user.role == User.Role.STUDENT:
         return students.filter(pk=user.pk)
     if user.role == User.Role.TEACHER:
-        return students.filter(enrollments__classroom__teacher=user).distinct()
+        taught = classrooms_taught_by(user).values("pk")
+        return students.filter(pk__in=Enrollment.objects.filter(active=True, classroom__in=taught).values("student"))
+    if user.role == User.Role.ADMINISTRATOR:
+        schools = schools_administered_by(user).values("pk")
+        enrolled = Enrollment.objects.filter(active=True, classroom__active=True, classroom__school__in=schools)
+        return students.filter(Q(school__in=schools) | Q(pk__in=enrolled.values("student")))
     return students.none()
 
 
@@ -95,8 +141,13 @@ def student_get_administered(*, user: Any, student_id: Any) -> User:
 
 
 def classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
-    """The classrooms whose class-wide figures `user` may read: a teacher's own, by name; anyone
-    else's none (as learning.selectors.classroom_get_visible decides for one classroom)."""
-    if user is None or not getattr(user, "is_authenticated", False) or user.role != User.Role.TEACHER:
+    """The classrooms whose class-wide figures `user` may read, by name: the active classes a
+    teacher teaches; the active classes of a school administrator's schools; none for anyone
+    else (as learning.selectors.classroom_get_visible decides for one classroom)."""
+    if not is_educator(user):
         return Classroom.objects.none()
-    return Classroom.objects.filter(teacher=user).order_by("name", "id")
+    if user.role == User.Role.ADMINISTRATOR:
+        return Classroom.objects.filter(active=True, school__in=schools_administered_by(user).values("pk")).order_by(
+            "name", "id"
+        )
+    return classrooms_taught_by(user).order_by("name", "id")

@@ -13,7 +13,10 @@ from accounts.models import User
 class ExportClassroom(serializers.Serializer[None]):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    teacher = serializers.IntegerField(help_text="The teacher's user id.")
+    teachers = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Its teachers' user ids, primary first."
+    )
+    active = serializers.BooleanField(help_text="false: the enrolment ended (the roster dropped it).")
     enrolled_at = serializers.DateTimeField()
 
 
@@ -47,7 +50,10 @@ class ExportStudent(serializers.ModelSerializer[User]):
             {
                 "id": e.classroom_id,
                 "name": e.classroom.name,
-                "teacher": e.classroom.teacher_id,
+                "teachers": list(
+                    e.classroom.teacher_enrollments.order_by("-primary", "pk").values_list("teacher_id", flat=True)
+                ),
+                "active": e.active,
                 "enrolled_at": serializers.DateTimeField().to_representation(e.created_at),
             }
             for e in rows

@@ -10,7 +10,30 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework.authtoken.models import Token
 
-from accounts.models import User
+from accounts.models import Classroom, School, TeacherEnrollment, User
+
+
+def school_default() -> School:
+    """The deployment's one school when it has a single one (the demo, a benchmark, a class made
+    in a single-school deployment): the first active school, made (named "School") if there is
+    none."""
+    school = School.objects.filter(active=True, kind=School.Kind.SCHOOL).order_by("pk").first()
+    return school or School.objects.create(name="School", kind=School.Kind.SCHOOL)
+
+
+def classroom_create(
+    *, name: str, school: School, teachers: tuple[User, ...] | list[User] = (), external_id: str | None = None
+) -> Classroom:
+    """A class of `school` taught by `teachers`, the first of them primary."""
+    with transaction.atomic():
+        classroom = Classroom.objects.create(name=name, school=school, external_id=external_id)
+        TeacherEnrollment.objects.bulk_create(
+            [
+                TeacherEnrollment(classroom=classroom, teacher=teacher, primary=i == 0)
+                for i, teacher in enumerate(teachers)
+            ]
+        )
+    return classroom
 
 
 def user_language_set(*, user: User, language: str) -> bool:

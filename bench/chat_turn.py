@@ -450,12 +450,13 @@ class LearningCase:
 
 
 def seed_people() -> tuple[Any, Any]:
-    from accounts.models import Classroom, User
+    from accounts.models import User
+    from accounts.services import classroom_create, school_default
 
     teacher = User(username="bench-teacher", role=User.Role.TEACHER)
     teacher.set_unusable_password()
     teacher.save()
-    classroom = Classroom.objects.create(name="Bench 5A", teacher=teacher)
+    classroom = classroom_create(name="Bench 5A", school=school_default(), teachers=[teacher])
     return teacher, classroom
 
 
@@ -606,11 +607,11 @@ def seed_learning(*, teacher: Any, rng: random.Random) -> list[LearningCase]:
     """The students of LEARNING_SIZES, each in a class of their own (its tasks are theirs only),
     with LEARNING_MEMORIES active memories and a conversation of each of LEARNING_MESSAGES, with
     the size's files in each: one case per conversation."""
-    from accounts.models import Classroom
+    from accounts.services import classroom_create, school_default
 
     cases = []
     for name, size in LEARNING_SIZES.items():
-        classroom = Classroom.objects.create(name=f"Bench learning {name}", teacher=teacher)
+        classroom = classroom_create(name=f"Bench learning {name}", school=school_default(), teachers=[teacher])
         # Every graded quiz and every file writes a memory: as many fewer notes are seeded.
         notes = LEARNING_MEMORIES - size.quizzes - size.files * len(LEARNING_MESSAGES)
         student = seed_student(

@@ -365,11 +365,12 @@ SEED_CODE = """
 import json, secrets, sys
 import django
 django.setup()
-from accounts.models import Classroom, Enrollment, User
+from accounts.models import Enrollment, User
+from accounts.services import classroom_create, school_default
 from rest_framework.authtoken.models import Token
 count = int(sys.argv[1])
 teacher = User.objects.create(username="bench-teacher", role="teacher", password="!")
-classroom = Classroom.objects.create(name="Bench class", teacher=teacher)
+classroom = classroom_create(name="Bench class", school=school_default(), teachers=[teacher])
 students = User.objects.bulk_create(
     [User(username=f"bench-student-{i}", role="student", password="!") for i in range(count)]
 )

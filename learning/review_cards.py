@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, Enrollment, User
-from accounts.selectors import is_staff_account, student_get_overseen
+from accounts.selectors import classrooms_visible_to, is_staff_account, student_get_overseen
 from core.errors import Forbidden, NotFound
 from learning import reviews
 from learning.mastery import BktParams, decayed
@@ -167,8 +167,8 @@ def _classroom_get(*, user: Any, classroom_id: int) -> Classroom:
     classroom = None
     if is_staff_account(user):
         classroom = Classroom.objects.filter(pk=classroom_id).first()
-    elif getattr(user, "role", None) == User.Role.TEACHER:
-        classroom = Classroom.objects.filter(pk=classroom_id, teacher=user).first()
+    else:
+        classroom = classrooms_visible_to(user).filter(pk=classroom_id).first()
     if classroom is None:
         raise NotFound(_("Classroom not found."))
     return classroom

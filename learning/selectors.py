@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, Enrollment, User
-from accounts.selectors import student_get_visible, students_visible_to
+from accounts.selectors import classrooms_visible_to, is_educator, student_get_visible, students_visible_to
 from core.errors import NotFound
 from learning.mastery import BktParams, decayed
 from learning.models import TASKS_DUE_FIRST, Answer, Question, Quiz, SkillMastery, Task, TaskStatus
@@ -108,10 +108,9 @@ def student_skills(*, user: Any, student_id: int) -> list[SkillRow]:
 
 
 def classroom_get_visible(*, user: Any, classroom_id: int) -> Classroom:
-    """A classroom `user` teaches; any other (and any classroom for a student) is NotFound."""
-    if getattr(user, "role", None) != User.Role.TEACHER:
-        raise NotFound(_("Classroom not found."))
-    classroom = Classroom.objects.filter(pk=classroom_id, teacher=user).first()
+    """A classroom `user` teaches, or of a school they administer (accounts.selectors.
+    classrooms_visible_to); any other (and any classroom for a student) is NotFound."""
+    classroom = classrooms_visible_to(user).filter(pk=classroom_id).first()
     if classroom is None:
         raise NotFound(_("Classroom not found."))
     return classroom
@@ -129,7 +128,7 @@ def classroom_skills(*, user: Any, classroom_id: int) -> tuple[Classroom, list[C
     first, for the classroom's teacher."""
     classroom = classroom_get_visible(user=user, classroom_id=classroom_id)
     now, params = timezone.now(), BktParams.from_settings()
-    enrolled = Enrollment.objects.filter(classroom=classroom, student__is_active=True).values("student_id")
+    enrolled = Enrollment.objects.filter(classroom=classroom, active=True, student__is_active=True).values("student_id")
     rows = SkillMastery.objects.filter(student_id__in=enrolled).select_related("student").order_by("skill_key")
     by_skill: dict[str, list[SkillRow]] = {}
     labels: dict[str, str] = {}
@@ -155,15 +154,15 @@ def classroom_skills(*, user: Any, classroom_id: int) -> tuple[Classroom, list[C
 
 def tasks_visible_to(user: Any) -> QuerySet[Task]:
     """The scoping primitive for tasks. A student: the tasks set to them or to a class they are
-    in. A teacher: the tasks of the classes they teach and those set to one of their students.
-    Anyone else: none."""
+    in. A teacher or a school administrator: the tasks of the classes they see and those set to
+    one of their students. Anyone else: none."""
     role = getattr(user, "role", None)
     students = students_visible_to(user).values("pk")
     if role == User.Role.STUDENT:
-        classrooms = Enrollment.objects.filter(student__in=students).values("classroom_id")
+        classrooms = Enrollment.objects.filter(student__in=students, active=True).values("classroom_id")
         return Task.objects.filter(Q(student__in=students) | Q(classroom_id__in=classrooms))
-    if role == User.Role.TEACHER:
-        return Task.objects.filter(Q(classroom__teacher=user) | Q(student__in=students))
+    if is_educator(user):
+        return Task.objects.filter(Q(classroom__in=classrooms_visible_to(user).values("pk")) | Q(student__in=students))
     return Task.objects.none()
 
 

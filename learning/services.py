@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from accounts.selectors import student_get_visible
+from accounts.selectors import is_educator, student_get_visible
 from core import background
 from core.errors import Conflict, Forbidden
 from learning import grading, mastery
@@ -313,7 +313,7 @@ def task_create(
     """A teacher assigns a task to a class they teach or to one of their students (exactly one).
     Another teacher's class or student is NotFound; a student is refused (Forbidden); a text
     over its limit or not storable is a ValidationError (learning.validation.validate_task_text)."""
-    if getattr(teacher, "role", None) != User.Role.TEACHER:
+    if not is_educator(teacher):
         raise Forbidden(_("Only a teacher can assign a task."))
     if (classroom_id is None) == (student_id is None):
         raise ValidationError({"classroom": [_("Give either a classroom or a student.")]})

@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from accounts.selectors import is_staff_account, student_get_overseen, students_visible_to
+from accounts.selectors import is_educator, is_staff_account, student_get_overseen, students_visible_to
 from core.errors import ApplicationError, Conflict, Forbidden, NotFound
 from memory.card_prompts import card_tokens
 from memory.card_selectors import card_view
@@ -122,7 +122,7 @@ def _save_within_limit(card: StudentCard, *, language: str) -> None:
 def _source_of(user: Any, student: User) -> str:
     if user.pk == student.pk:
         return CardChange.Source.STUDENT
-    if user.role == User.Role.TEACHER:
+    if is_educator(user):
         return CardChange.Source.TEACHER
     return CardChange.Source.STAFF
 
@@ -240,7 +240,7 @@ def card_change_decide(*, user: Any, change_id: Any, accept: bool) -> CardChange
     stays pending. The change's row is locked: two decisions cannot both pass."""
     if is_staff_account(user):
         visible = CardChange.objects.filter(student__is_active=True)
-    elif getattr(user, "role", None) == User.Role.TEACHER:
+    elif is_educator(user):
         visible = CardChange.objects.filter(student__in=students_visible_to(user))
     else:
         raise NotFound(_("Card change not found."))

@@ -21,8 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.models import User
-from accounts.selectors import student_get_visible
+from accounts.selectors import is_educator, student_get_visible
 from core.errors import Conflict, Forbidden, NotFound
 from memory.models import AIMemory, MemoryEmbedding, SupersessionReview
 from memory.search.backend import search_backend
@@ -70,7 +69,7 @@ def memory_supersede_by_teacher(*, user: Any, memory_id: Any, by_id: Any, reason
     """
     older = memory_get(user=user, memory_id=memory_id)
     newer = memory_get(user=user, memory_id=by_id)
-    if getattr(user, "role", None) != User.Role.TEACHER:
+    if not is_educator(user):
         raise Forbidden(_("Only a teacher of the student can supersede a memory."))
     clean = " ".join(str(reason or "").split())[:300]
     if not clean:
@@ -134,7 +133,7 @@ def supersession_review_decide(*, user: Any, review_id: Any, apply: bool) -> Sup
         raise NotFound(_("Review not found.")) from None
     if not supersession_reviews(user=user, status="all").filter(pk=pk).exists():
         raise NotFound(_("Review not found."))
-    if getattr(user, "role", None) != User.Role.TEACHER:
+    if not is_educator(user):
         raise Forbidden(_("Only a teacher of the student can decide a review."))
     with transaction.atomic():
         review = SupersessionReview.objects.select_for_update().get(pk=pk)

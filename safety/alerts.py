@@ -35,11 +35,11 @@ import httpx2
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Prefetch, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import EmptyWebhookSecretError, Webhook
 
-from accounts.models import Classroom, User
+from accounts.models import Classroom, TeacherEnrollment, User
 from core import background
 from safety import unrouted
 from safety.models import Delivery, Flag, FlagAction, SafetyContact
@@ -78,7 +78,14 @@ class Recipient:
 
 
 def _classrooms_of(student_id: int) -> list[Classroom]:
-    return list(Classroom.objects.filter(enrollments__student_id=student_id).select_related("teacher").order_by("pk"))
+    """The active classes the student is actively enrolled in, with their active teachers."""
+    teachers = TeacherEnrollment.objects.filter(active=True, teacher__is_active=True).select_related("teacher")
+    return list(
+        Classroom.objects.filter(active=True, enrollments__student_id=student_id, enrollments__active=True)
+        .prefetch_related(Prefetch("teacher_enrollments", queryset=teachers.order_by("-primary", "pk")))
+        .distinct()
+        .order_by("pk")
+    )
 
 
 def _contacts_by_order(flag: Flag, classroom_ids: list[int]) -> list[list[SafetyContact]]:
@@ -113,8 +120,9 @@ def recipients_for(flag: Flag, *, level: int) -> list[Recipient] | None:
     recipients: list[Recipient] = []
     if level == 0:
         for classroom in classrooms:
-            if classroom.teacher.email:
-                recipients.append(Recipient(Delivery.Channel.EMAIL, classroom.teacher.email.strip().lower()))
+            for teaching in classroom.teacher_enrollments.all():
+                if teaching.teacher.email:
+                    recipients.append(Recipient(Delivery.Channel.EMAIL, teaching.teacher.email.strip().lower()))
     elif level >= len(orders):
         return None
     if level < len(orders):

@@ -13,7 +13,13 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, User
-from accounts.selectors import is_staff_account, student_get_visible, students_visible_to
+from accounts.selectors import (
+    classrooms_visible_to,
+    is_educator,
+    is_staff_account,
+    student_get_visible,
+    students_visible_to,
+)
 from conversations.models import Message
 from core.errors import Forbidden, NotFound
 from safety.models import Flag
@@ -24,11 +30,12 @@ SURROUNDING_MESSAGES = 3
 
 
 def flags_visible_to(user: Any) -> QuerySet[Flag]:
-    """The flags `user` may read and act on: all for staff, their students' for a teacher, none
+    """The flags `user` may read and act on: all for staff, their students' for a teacher or a
+    school administrator, none
     for a student or anyone else (fails closed)."""
     if is_staff_account(user):
         return Flag.objects.all()
-    if getattr(user, "is_authenticated", False) and getattr(user, "role", None) == User.Role.TEACHER:
+    if is_educator(user):
         return Flag.objects.filter(student__in=students_visible_to(user).values("pk"))
     return Flag.objects.none()
 
@@ -85,7 +92,7 @@ def flag_list(
     if classroom_id is not None:
         classrooms = Classroom.objects.filter(pk=classroom_id)
         if not is_staff_account(user):
-            classrooms = classrooms.filter(teacher=user) if getattr(user, "pk", None) else classrooms.none()
+            classrooms = classrooms.filter(pk__in=classrooms_visible_to(user).values("pk"))
         qs = qs.filter(student__enrollments__classroom__in=classrooms.values("pk")).distinct()
     qs = qs.select_related("student")
     if ordering == "severity":

@@ -18,7 +18,7 @@ import time
 from django.conf import settings
 from django.db.models import QuerySet
 
-from accounts.models import Classroom, User
+from accounts.models import Classroom, TeacherEnrollment, User
 from core.health import CheckWarning
 from safety.models import Flag, SafetyContact
 from safety.types import Severity
@@ -48,13 +48,19 @@ def fallback_emails() -> list[str]:
 
 
 def classrooms_without_recipient() -> QuerySet[Classroom]:
-    """The classes whose crises have no recipient of their own: a teacher without an email
-    address, and no active safety contact for the class or for every class."""
+    """The active classes whose crises have no recipient of their own: no active teacher with an
+    email address, and no active safety contact for the class or for every class."""
     contacts = SafetyContact.objects.filter(active=True)
     if contacts.filter(classroom__isnull=True).exists():
         return Classroom.objects.none()
     covered = contacts.filter(classroom__isnull=False).values("classroom_id")
-    return Classroom.objects.filter(teacher__email="").exclude(pk__in=covered).order_by("name", "pk")
+    reached = TeacherEnrollment.objects.filter(active=True, teacher__is_active=True).exclude(teacher__email="")
+    return (
+        Classroom.objects.filter(active=True)
+        .exclude(pk__in=reached.values("classroom_id"))
+        .exclude(pk__in=covered)
+        .order_by("name", "pk")
+    )
 
 
 def unrouted_logged(flag: Flag, fallback: list[str], *, why: str) -> None:

@@ -22,7 +22,8 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from accounts.models import Classroom, Enrollment, User
+from accounts.models import Enrollment, School, User
+from accounts.services import classroom_create
 from tests import schema
 from tests.llm_server import ScriptedLLM
 
@@ -152,8 +153,12 @@ def school(db: None) -> dict[str, Any]:
     alice = make_user("alice")
     bob = make_user("bob")
     carol = make_user("carol")
-    class_a = Classroom.objects.create(name="5A", teacher=teacher_a)
-    class_b = Classroom.objects.create(name="5B", teacher=teacher_b)
+    main_school = School.objects.create(name="Test school", external_id="school-1")
+    for person in (teacher_a, teacher_b, alice, bob, carol):
+        person.school = main_school
+        person.save(update_fields=["school"])
+    class_a = classroom_create(name="5A", school=main_school, teachers=[teacher_a])
+    class_b = classroom_create(name="5B", school=main_school, teachers=[teacher_b])
     Enrollment.objects.create(classroom=class_a, student=alice)
     Enrollment.objects.create(classroom=class_a, student=bob)
     Enrollment.objects.create(classroom=class_b, student=carol)
@@ -165,6 +170,7 @@ def school(db: None) -> dict[str, Any]:
         "carol": carol,
         "class_a": class_a,
         "class_b": class_b,
+        "school": main_school,
     }
 
 

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from accounts.selectors import student_get_visible
+from accounts.selectors import is_educator, student_get_visible
 from core.errors import Forbidden
 from memory.models import AIMemory
 from memory.services.writing import memory_create
@@ -58,7 +58,7 @@ def teacher_note_create(
 
     Another class's student is a 404 (through the scoping primitive); a student is refused.
     """
-    if getattr(teacher, "role", None) != User.Role.TEACHER:
+    if not is_educator(teacher):
         raise Forbidden(_("Only a teacher can add a teacher note."))
     student = student_get_visible(user=teacher, student_id=student_id)
     clean_title = validate_title(title)

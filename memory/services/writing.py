@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
+from accounts.selectors import is_educator
 from core import background
 from core.errors import Forbidden
 from llm.tokens import count_tokens
@@ -92,6 +93,6 @@ def memory_written(memory: AIMemory) -> None:
 def memory_for_edit(*, user: Any, memory_id: Any) -> AIMemory:
     """The memory locked for an edit by `user`: a teacher of the student (404 outside scope)."""
     memory = memory_get(user=user, memory_id=memory_id)
-    if getattr(user, "role", None) != User.Role.TEACHER:
+    if not is_educator(user):
         raise Forbidden(_("Only a teacher of the student can edit or archive a memory."))
     return AIMemory.objects.select_for_update().get(pk=memory.pk)

@@ -35,11 +35,12 @@ SEED = """
 import json, secrets, sys
 import django
 django.setup()
-from accounts.models import Classroom, Enrollment, User
+from accounts.models import Enrollment, User
+from accounts.services import classroom_create, school_default
 from rest_framework.authtoken.models import Token
 count = int(sys.argv[1])
 teacher = User.objects.create(username="cluster-teacher", role="teacher", password="!")
-classroom = Classroom.objects.create(name="Cluster class", teacher=teacher)
+classroom = classroom_create(name="Cluster class", school=school_default(), teachers=[teacher])
 students = User.objects.bulk_create([User(username=f"cluster-{i}", role="student", password="!") for i in range(count)])
 Enrollment.objects.bulk_create([Enrollment(classroom=classroom, student=s) for s in students])
 tokens = Token.objects.bulk_create([Token(user=s, key=secrets.token_hex(20)) for s in students])

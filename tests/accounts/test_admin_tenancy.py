@@ -90,6 +90,7 @@ def admin_rows(school: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rows = {name: _rows_of(school[name], school[teacher_of[name]]) for name in STUDENTS}
     rows["alice"]["classroom"] = school["class_a"]
     rows["carol"]["classroom"] = school["class_b"]
+    rows["alice"]["school"] = school["school"]
     rows["alice"]["erasure"] = Erasure.objects.create(
         erased_at=timezone.now(), via=Erasure.Via.COMMAND, reason="A request from the school"
     )
@@ -142,6 +143,8 @@ def viewers(school: dict[str, Any], admin_rows: dict[str, Any], monkeypatch: pyt
 ADMIN_MATRIX = [
     ("accounts/user", "user", "alice", {"teacher_a", "alice"}),
     ("accounts/classroom", "classroom", None, {"teacher_a"}),
+    # A school is its administrators' (and staff's): a teacher sees none.
+    ("accounts/school", "school", "Test school", set()),
     ("authtoken/tokenproxy", "token", "alice", set()),
     ("conversations/conversation", "conversation", "subject-alice", {"teacher_a", "alice"}),
     ("conversations/message", "message", None, {"teacher_a", "alice"}),
@@ -165,6 +168,7 @@ MATRIX_IDS = [f"{prefix}:{key}" for prefix, key, _q, _seen in ADMIN_MATRIX]
 ACTION_MATRIX = [
     ("accounts/user", "delete_selected", "user"),
     ("accounts/classroom", "delete_selected", "classroom"),
+    ("accounts/school", "delete_selected", "school"),
     ("memory/aimemory", "archive_selected", "memory"),
     ("memory/aimemory", "archive_selected", "teacher_note"),
     ("safety/safetycontact", "delete_selected", "contact"),
@@ -184,8 +188,8 @@ def state() -> tuple[Any, ...]:
     """What no intruder may change: every tenant row, memories' status, users and classrooms."""
     return (
         list(User.objects.order_by("pk").values_list("pk", "username", "role", "is_active", "is_superuser")),
-        list(Classroom.objects.order_by("pk").values_list("pk", "name", "teacher_id")),
-        list(Enrollment.objects.order_by("pk").values_list("pk", "classroom_id", "student_id")),
+        list(Classroom.objects.order_by("pk").values_list("pk", "name", "school_id", "active")),
+        list(Enrollment.objects.order_by("pk").values_list("pk", "classroom_id", "student_id", "active")),
         list(Token.objects.order_by("pk").values_list("pk", "user_id")),
         list(Conversation.objects.order_by("pk").values_list("pk", "subject", "status")),
         list(Message.objects.order_by("pk").values_list("pk", "content")),
@@ -248,7 +252,7 @@ def alice_state(school: dict[str, Any]) -> tuple[Any, ...]:
     alice = school["alice"].pk
     return (
         list(User.objects.filter(pk=alice).values_list("pk", "username", "is_active")),
-        list(Classroom.objects.filter(pk=school["class_a"].pk).values_list("pk", "name", "teacher_id")),
+        list(Classroom.objects.filter(pk=school["class_a"].pk).values_list("pk", "name", "school_id", "active")),
         list(Enrollment.objects.filter(classroom=school["class_a"]).order_by("pk").values_list("pk", "student_id")),
         list(Token.objects.filter(user_id=alice).values_list("pk")),
         list(Conversation.objects.filter(student_id=alice).values_list("pk", "subject", "status")),
@@ -364,51 +368,48 @@ def _alice_ids_of(label: str, admin_rows: dict[str, Any], school: dict[str, Any]
 
 
 def test_classroom_form_refuses_a_teacher_or_student_outside_the_scope(viewers, admin_rows, school):
-    """teacher_b cannot make a class for teacher_a, nor enrol alice, and the form does not name
-    them back; a class of their own with their own student is accepted."""
+    """teacher_b cannot make a class (classes come from the roster, the provisioning API or
+    staff), nor enrol alice in theirs, and the form does not name her back; renaming their own
+    class is accepted."""
     client = viewers["teacher_b"]
     before = state()
-    resp = client.post(
-        "/admin/accounts/classroom/add/",
-        {"name": "Forged class", "teacher": school["teacher_a"].pk, **_inline_management(0)},
-    )
-    assert resp.status_code == 200  # the form again, with its error
-    assert b"teacher_a" not in resp.content
+    resp = client.post("/admin/accounts/classroom/add/", {"name": "Forged class", **_inline_management(0)})
+    assert resp.status_code == 403
+    carol_enrollment = Enrollment.objects.get(student=school["carol"])
+    forged = {
+        "name": "5B",
+        **_inline_management(1, teachers=1),
+        "teacher_enrollments-0-id": school["class_b"].teacher_enrollments.get().pk,
+        "teacher_enrollments-0-classroom": school["class_b"].pk,
+        "enrollments-0-id": carol_enrollment.pk,
+        "enrollments-0-classroom": school["class_b"].pk,
+        "enrollments-0-student": school["carol"].pk,
+        "enrollments-0-active": "on",
+    }
     resp = client.post(
         _change_url("accounts/classroom", school["class_b"]),
-        {
-            "name": "5B",
-            "teacher": school["teacher_b"].pk,
-            **_inline_management(1),
-            "enrollments-0-id": Enrollment.objects.get(student=school["carol"]).pk,
-            "enrollments-0-classroom": school["class_b"].pk,
-            "enrollments-0-student": school["carol"].pk,
-            "enrollments-1-classroom": school["class_b"].pk,
-            "enrollments-1-student": school["alice"].pk,
-        },
+        {**forged, "enrollments-1-classroom": school["class_b"].pk, "enrollments-1-student": school["alice"].pk},
     )
     assert resp.status_code == 200
     assert b"alice" not in resp.content
     assert state() == before
-    resp = client.post(
-        "/admin/accounts/classroom/add/",
-        {
-            "name": "6B",
-            "teacher": school["teacher_b"].pk,
-            **_inline_management(0),
-            "enrollments-0-student": school["carol"].pk,
-        },
-    )
-    assert resp.status_code == 302, resp.content
-    assert Enrollment.objects.filter(classroom__name="6B", student=school["carol"]).exists()
+    renamed = {**forged, "name": "5B bis", **_inline_management(1, teachers=1, extra=0)}
+    resp = client.post(_change_url("accounts/classroom", school["class_b"]), renamed)
+    assert resp.status_code == 302
+    assert Classroom.objects.get(pk=school["class_b"].pk).name == "5B bis"
+    assert school["class_b"].teachers.get() == school["teacher_b"]
 
 
-def _inline_management(initial: int) -> dict[str, Any]:
+def _inline_management(initial: int, teachers: int = 0, extra: int = 1) -> dict[str, Any]:
     return {
-        "enrollments-TOTAL_FORMS": initial + 1,
+        "enrollments-TOTAL_FORMS": initial + extra,
         "enrollments-INITIAL_FORMS": initial,
         "enrollments-MIN_NUM_FORMS": 0,
         "enrollments-MAX_NUM_FORMS": 1000,
+        "teacher_enrollments-TOTAL_FORMS": teachers,
+        "teacher_enrollments-INITIAL_FORMS": teachers,
+        "teacher_enrollments-MIN_NUM_FORMS": 0,
+        "teacher_enrollments-MAX_NUM_FORMS": 1000,
     }
 
 

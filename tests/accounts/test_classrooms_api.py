@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from accounts.models import Classroom
+from accounts.services import classroom_create
 
 
 def test_a_teacher_lists_their_classrooms(clients, school):
     """Each teacher sees their own classes, by name, and a student none."""
-    Classroom.objects.create(name="4B", teacher=school["teacher_a"])
+    classroom_create(name="4B", school=school["school"], teachers=[school["teacher_a"]])
     mine = clients["teacher_a"].get("/api/v1/classrooms/")
     assert mine.status_code == 200, mine.content
     assert [c["name"] for c in mine.json()["results"]] == ["4B", "5A"]

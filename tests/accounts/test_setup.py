@@ -26,7 +26,7 @@ def test_seed_demo_creates_marked_accounts_with_tokens(db, capsys, settings):
     assert set(users) == {"teacher", "alice", "bob"}
     assert all(u.is_demo for u in users.values())
     classroom = Classroom.objects.get()
-    assert classroom.teacher == users["teacher"]
+    assert list(classroom.teachers.all()) == [users["teacher"]]
     assert set(classroom.students.values_list("username", flat=True)) == {"alice", "bob"}
     for user in users.values():
         assert Token.objects.get(user=user).key in out

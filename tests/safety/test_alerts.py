@@ -25,7 +25,8 @@ from django.core import mail
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
-from accounts.models import Classroom, Enrollment, User
+from accounts.models import Enrollment, User
+from accounts.services import classroom_create
 from safety import alerts
 from safety.models import Delivery, Flag, FlagAction, SafetyContact
 from safety.tasks import deliveries_sweep, escalations_due, flag_alert
@@ -396,7 +397,7 @@ def test_an_escalation_payload_is_stable_across_tries_and_lists_every_class(scho
     """An escalation's webhook is typed `safety.flag.escalated`; its timestamp is the
     delivery's creation, so every retry posts the same body; it lists each of the student's
     classes."""
-    club = Classroom.objects.create(name="Club", teacher=make_user("t3", User.Role.TEACHER))
+    club = classroom_create(name="Club", school=school["school"], teachers=[make_user("t3", User.Role.TEACHER)])
     Enrollment.objects.create(classroom=club, student=school["alice"])
     flag = crisis_flag(school["alice"])
     delivery = Delivery.objects.create(flag=flag, channel="webhook", target="http://x.test/", level=1)

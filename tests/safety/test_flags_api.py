@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from accounts.models import Classroom, Enrollment, User
+from accounts.models import Enrollment, User
+from accounts.services import classroom_create
 from conversations.models import Conversation, Message
 from conversations.services import conversation_create
 from memory.services.notes import teacher_note_create
@@ -142,7 +143,7 @@ def test_a_student_filter_outside_the_class_is_a_404(clients, school, flags):
 def test_a_student_class_in_both_teachers_classes_shows_only_through_a_class_taught(clients, school, flags):
     """carol joins a class of teacher_a's too: teacher_a sees her flag, but filtering by
     teacher_b's class (which teacher_a does not teach) still gives nothing."""
-    other = Classroom.objects.create(name="Club", teacher=school["teacher_a"])
+    other = classroom_create(name="Club", school=school["school"], teachers=[school["teacher_a"]])
     Enrollment.objects.create(classroom=other, student=school["carol"])
     assert flags["carol"].pk in ids(clients["teacher_a"].get(URL))
     assert ids(clients["teacher_a"].get(f"{URL}?classroom={school['class_b'].pk}")) == []

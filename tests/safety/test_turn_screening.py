@@ -70,9 +70,7 @@ def test_a_crisis_changes_the_turn_and_is_flagged(school, clients, llm, language
 
 
 @pytest.mark.parametrize(("setting", "text"), [("fr", CRISES[0][1]), ("en", CRISES[1][1])])
-def test_a_crisis_is_answered_in_the_students_language_whatever_the_message_is_in(
-    school, clients, llm, setting, text
-):
+def test_a_crisis_is_answered_in_the_students_language_whatever_the_message_is_in(school, clients, llm, setting, text):
     """The notice, its help lines, the tutor's instructions and the resources ending the reply are
     in the student's setting (the language of their page), not in the message's."""
     school["alice"].language = setting

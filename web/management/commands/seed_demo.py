@@ -16,10 +16,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, User
+from accounts.models import TUTOR_STAFF_GROUP, Enrollment, School, User
+from accounts.services import classroom_create
 from llm import gateway
 from web.demo import demo_history_seed
 
+DEMO_SCHOOL = "Demo school"
 DEMO_PASSWORD = "demo-password"  # noqa: S105 (demo accounts only, refused when DEBUG is off)
 # Who signs in at each entry point of GET / (web.views.ENTRY_POINTS), printed beside its link.
 SIGNS_IN = {"student_app": User.Role.STUDENT, "teacher_app": User.Role.TEACHER, "admin": User.Role.TEACHER}
@@ -48,13 +50,20 @@ class Command(BaseCommand):
             teacher = self._user("teacher", User.Role.TEACHER, "Ms", "Martin")
             self._admin_access(teacher)
             self._alert_address(teacher)
-            classroom, _ = Classroom.objects.get_or_create(name="Demo class 5B", teacher=teacher)
+            school = School.objects.filter(name=DEMO_SCHOOL).first() or School.objects.create(name=DEMO_SCHOOL)
+            classroom = school.classrooms.filter(name="Demo class 5B").first() or classroom_create(
+                name="Demo class 5B", school=school, teachers=[teacher]
+            )
+            teacher.school = school
+            teacher.save(update_fields=["school"])
             students = [
                 self._user("alice", User.Role.STUDENT, "Alice", "Durand"),
                 self._user("bob", User.Role.STUDENT, "Bob", "Bernard", language=User.Language.FRENCH),
             ]
             for student in students:
                 Enrollment.objects.get_or_create(classroom=classroom, student=student)
+                student.school = school
+                student.save(update_fields=["school"])
         for student in students:
             demo_history_seed(student=student, teacher=teacher)
         users = [teacher, *students]
