@@ -57,18 +57,43 @@ def user_language_set(*, user: User, language: str) -> bool:
     return True
 
 
+def users_set_active(*, user_ids: list[int], active: bool) -> int:
+    """Deactivate (or restore) people: a deactivated person cannot sign in, their API tokens are
+    revoked and every session of theirs ends, on every device; nothing of their data is deleted
+    (memories, conversations, flags and enrolments stay). Restoring gives them no token back:
+    they sign in again. Returns how many changed; the same call again changes nothing.
+
+    The one path for the provisioning API and the roster import: sessions are read once for
+    the whole batch."""
+    changed = User.objects.filter(pk__in=user_ids, is_active=not active).exclude(role=User.Role.STAFF)
+    with transaction.atomic():
+        ids = list(changed.select_for_update().values_list("pk", flat=True))
+        if not ids:
+            return 0
+        User.objects.filter(pk__in=ids).update(is_active=active)
+        if not active:
+            _sign_out(ids)
+    return len(ids)
+
+
+def _sign_out(user_ids: list[int]) -> int:
+    """Revoke the users' API tokens and end their sessions; one pass over the unexpired
+    sessions. Returns how many sessions ended."""
+    Token.objects.filter(user_id__in=user_ids).delete()
+    keys = {User._meta.pk.value_to_string(User(pk=pk)) for pk in user_ids}  # as django.contrib.auth.login stores it
+    ended = [
+        session.pk
+        for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+        if session.get_decoded().get(SESSION_KEY) in keys
+    ]
+    Session.objects.filter(pk__in=ended).delete()
+    return len(ended)
+
+
 def user_sign_out_everywhere(*, user: User) -> int:
     """Revoke the user's API token and end every session signed in as them, on every device
     (`POST /auth/logout/` with `everywhere`). Other users' tokens and sessions are untouched.
 
     Sessions live in the database (Django's default engine): the unexpired ones are read and the
     user's deleted, one pass over the table. Returns how many sessions ended."""
-    Token.objects.filter(user=user).delete()
-    user_key = user._meta.pk.value_to_string(user)  # how django.contrib.auth.login stores it
-    ended = [
-        session.pk
-        for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
-        if session.get_decoded().get(SESSION_KEY) == user_key
-    ]
-    Session.objects.filter(pk__in=ended).delete()
-    return len(ended)
+    return _sign_out([user.pk])
