@@ -80,6 +80,8 @@ BOTH_DATABASES = (
     "tests/learning/test_grading_worker.py",
     "tests/privacy/test_erasure.py",
     "tests/llm/test_costs.py",
+    "tests/accounts/test_roster_import.py",
+    "tests/accounts/test_roster_bundle.py",
 )
 
 

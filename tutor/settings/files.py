@@ -17,6 +17,9 @@ FILES_ALLOWED_TYPES = env_list(
     "FILES_ALLOWED_TYPES", "application/pdf,text/plain,text/markdown,image/png,image/jpeg,image/webp,image/gif"
 )
 FILES_MAX_PER_CONVERSATION = env_int("FILES_MAX_PER_CONVERSATION", 20)
+# A OneRoster CSV bundle (docs/roster.md): the largest zip uploaded or imported; a district of
+# 5,000 students is about 2 MB zipped.
+ROSTER_MAX_BYTES = env_int("ROSTER_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
 # Extracted text kept per file for the prompt (PDF pages are separated by a form feed).
 FILES_MAX_TEXT_CHARS = env_int("FILES_MAX_TEXT_CHARS", 100_000)
 # Extraction (conversations.tasks.file_extract): tries per file before it is marked unreadable
