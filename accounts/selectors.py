@@ -46,6 +46,16 @@ def schools_administered_by(user: Any) -> QuerySet[School]:
     return School.objects.filter(Q(pk=root) | Q(parent_id=root) | Q(parent__parent_id=root))
 
 
+def enrollments_current() -> QuerySet[Enrollment]:
+    """The enrolments that make a student one of a class's students: active, of an active
+    student, in an active class. An inactive enrolment (the roster dropped it) or class is kept
+    and counts nowhere: not in the class's lists, questions, reviews and tasks, not in who sees
+    the student."""
+    return Enrollment.objects.filter(
+        active=True, classroom__active=True, student__is_active=True, student__role=User.Role.STUDENT
+    )
+
+
 def classrooms_taught_by(user: Any) -> QuerySet[Classroom]:
     """The active classes `user` actively teaches (any teacher enrolment, primary or not)."""
     if not is_educator(user):

@@ -31,6 +31,7 @@ from typing import Any
 from django.utils import timezone
 
 from accounts.models import Classroom, User
+from accounts.selectors import enrollments_current
 from insights.evidence import memory_item, quiz_items, recalled_memories, skill_items
 from insights.items import Item
 from insights.prompts import Block, block_tokens, item_tokens
@@ -65,12 +66,10 @@ class Candidate:
 
 
 def class_students(classroom: Classroom) -> list[User]:
-    """The class's active students, by username."""
-    return list(
-        User.objects.filter(enrollments__classroom=classroom, role=User.Role.STUDENT, is_active=True).order_by(
-            "username", "pk"
-        )
-    )
+    """The class's current students (accounts.selectors.enrollments_current), by username: a
+    student whose enrolment was dropped is not asked about."""
+    enrolled = enrollments_current().filter(classroom=classroom).values("student_id")
+    return list(User.objects.filter(pk__in=enrolled).order_by("username", "pk"))
 
 
 def _terms(text: str, languages: Sequence[str]) -> set[str]:

@@ -62,7 +62,7 @@ def insufficient_sentence(language: str) -> str:
 
 
 def instructions(*, language: str, about: str, asker: str) -> str:
-    """The rules, for a question by `asker` ("the student's teacher") about `about`."""
+    """The rules, for a question by `asker` ("one of the student's teachers") about `about`."""
     return "\n".join(
         [
             f"{ASK_PREAMBLE} The question is asked by {asker}, about {about}.",

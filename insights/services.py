@@ -90,17 +90,26 @@ def ask_target(*, user: Any, question: str, student_id: Any = None, classroom_id
     return Target(asker=user, question=question, classroom=classroom, students=students)
 
 
+# Who asks, as the instructions name them, by role, about a class and about a student: a class
+# has several teachers (any of them may ask), and a school administrator sees what a teacher of
+# every class of their school sees. Anyone else who may ask is staff.
+ASKERS: dict[str, tuple[str, str]] = {
+    User.Role.TEACHER: ("one of the class's teachers", "one of the student's teachers"),
+    User.Role.ADMINISTRATOR: ("an administrator of the class's school", "an administrator of the student's school"),
+}
+STAFF_ASKER = "a staff member of the service"
+
+
 def _framing(target: Target) -> tuple[str, str]:
     """(about, asker) for the instructions."""
-    role = target.asker.role
+    about_class, about_student = ASKERS.get(target.asker.role, (STAFF_ASKER, STAFF_ASKER))
     if target.classroom is not None:
-        asker = "the class's teacher" if role == User.Role.TEACHER else "a staff member of the service"
-        return f"the students of the class {quoted(target.classroom.name)}; name each student you speak of", asker
+        name = quoted(target.classroom.name)
+        return f"the students of the class {name}; name each student you speak of", about_class
     assert target.student is not None
     if target.asker.pk == target.student.pk:
         return "themself (answer them as 'you')", "the student themself"
-    asker = "the student's teacher" if role == User.Role.TEACHER else "a staff member of the service"
-    return f"the student {target.student.username}", asker
+    return f"the student {target.student.username}", about_student
 
 
 def ask_prepare(*, target: Target, limits: Limits, embedder: Any = True) -> Prepared:

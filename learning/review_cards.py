@@ -17,8 +17,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.models import Classroom, Enrollment, User
-from accounts.selectors import classrooms_visible_to, is_staff_account, student_get_overseen
+from accounts.models import Classroom, User
+from accounts.selectors import classrooms_visible_to, enrollments_current, is_staff_account, student_get_overseen
 from core.errors import Forbidden, NotFound
 from learning import reviews
 from learning.mastery import BktParams, decayed
@@ -182,12 +182,14 @@ class StudentReviews:
 
 
 def classroom_reviews(*, user: Any, classroom_id: int) -> tuple[Classroom, datetime, list[StudentReviews]]:
-    """Each active student of the class, by username, with their due reviews (most urgent first;
-    none: an empty list). Three queries whatever the class's size."""
+    """Each current student of the class (accounts.selectors.enrollments_current), by username,
+    with their due reviews (most urgent first; none: an empty list). Three queries whatever the
+    class's size."""
     classroom = _classroom_get(user=user, classroom_id=classroom_id)
     now, scheduler, params = timezone.now(), reviews.scheduler_from_settings(), BktParams.from_settings()
     students = list(
-        Enrollment.objects.filter(classroom=classroom, student__is_active=True, student__role=User.Role.STUDENT)
+        enrollments_current()
+        .filter(classroom=classroom)
         .order_by("student__username")
         .values_list("student_id", "student__username")
     )

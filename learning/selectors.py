@@ -15,8 +15,14 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.models import Classroom, Enrollment, User
-from accounts.selectors import classrooms_visible_to, is_educator, student_get_visible, students_visible_to
+from accounts.models import Classroom, User
+from accounts.selectors import (
+    classrooms_visible_to,
+    enrollments_current,
+    is_educator,
+    student_get_visible,
+    students_visible_to,
+)
 from core.errors import NotFound
 from learning.mastery import BktParams, decayed
 from learning.models import TASKS_DUE_FIRST, Answer, Question, Quiz, SkillMastery, Task, TaskStatus
@@ -128,7 +134,7 @@ def classroom_skills(*, user: Any, classroom_id: int) -> tuple[Classroom, list[C
     first, for the classroom's teacher."""
     classroom = classroom_get_visible(user=user, classroom_id=classroom_id)
     now, params = timezone.now(), BktParams.from_settings()
-    enrolled = Enrollment.objects.filter(classroom=classroom, active=True, student__is_active=True).values("student_id")
+    enrolled = enrollments_current().filter(classroom=classroom).values("student_id")
     rows = SkillMastery.objects.filter(student_id__in=enrolled).select_related("student").order_by("skill_key")
     by_skill: dict[str, list[SkillRow]] = {}
     labels: dict[str, str] = {}
@@ -159,7 +165,7 @@ def tasks_visible_to(user: Any) -> QuerySet[Task]:
     role = getattr(user, "role", None)
     students = students_visible_to(user).values("pk")
     if role == User.Role.STUDENT:
-        classrooms = Enrollment.objects.filter(student__in=students, active=True).values("classroom_id")
+        classrooms = enrollments_current().filter(student__in=students).values("classroom_id")
         return Task.objects.filter(Q(student__in=students) | Q(classroom_id__in=classrooms))
     if is_educator(user):
         return Task.objects.filter(Q(classroom__in=classrooms_visible_to(user).values("pk")) | Q(student__in=students))
@@ -180,7 +186,7 @@ def task_list(*, user: Any, student_id: Any = None) -> QuerySet[Task]:
     qs = tasks_visible_to(user)
     if student_id not in (None, ""):
         student = student_get_visible(user=user, student_id=student_id)
-        classrooms = Enrollment.objects.filter(student=student).values("classroom_id")
+        classrooms = enrollments_current().filter(student=student).values("classroom_id")
         qs = qs.filter(Q(student=student) | Q(classroom_id__in=classrooms))
     return qs.select_related("student").order_by(*TASKS_DUE_FIRST)
 
@@ -217,7 +223,8 @@ def task_rows(*, user: Any, tasks: list[Task]) -> list[TaskRow]:
     members: dict[int, list[tuple[int, str]]] = {}
     if class_ids:
         enrolled = (
-            Enrollment.objects.filter(classroom_id__in=class_ids, student_id__in=visible, student__is_active=True)
+            enrollments_current()
+            .filter(classroom_id__in=class_ids, student_id__in=visible)
             .order_by("student__username")
             .values_list("classroom_id", "student_id", "student__username")
         )
@@ -259,7 +266,8 @@ def tasks_exist(*, student_id: Any) -> Exists:
     """Whether any task is set for the student or one of their classes, done or not: an
     expression (`student_id` an int or an OuterRef) for the chat turn's claim to annotate. False
     means `learning_record_for` would find no task."""
-    return Exists(Task.objects.filter(Q(student_id=student_id) | Q(classroom__enrollments__student_id=student_id)))
+    classrooms = enrollments_current().filter(student_id=student_id).values("classroom_id")
+    return Exists(Task.objects.filter(Q(student_id=student_id) | Q(classroom_id__in=classrooms)))
 
 
 def skills_exist(*, student_id: Any) -> Exists:
@@ -286,7 +294,7 @@ def learning_record_for(*, student_id: int) -> LearningRecord:
     """
     now, params = timezone.now(), BktParams.from_settings()
     own_status = TaskStatus.objects.filter(task=OuterRef("pk"), student_id=student_id).values("status")[:1]
-    classrooms = Enrollment.objects.filter(student_id=student_id).values("classroom_id")
+    classrooms = enrollments_current().filter(student_id=student_id).values("classroom_id")
     tasks = (
         Task.objects.filter(
             Q(student_id=student_id) | Q(classroom_id__in=classrooms),

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 from django.utils.translation import gettext as _
 
-from accounts.selectors import student_get_visible, students_visible_to
+from accounts.selectors import is_educator, student_get_visible, students_visible_to
 from core.errors import ApplicationError, NotFound
 from memory import budget
 from memory.models import AIMemory, AIMemoryQuerySet, MemoryEmbedding
@@ -23,9 +23,10 @@ SEARCH_LIMIT = 50
 
 def memories_visible_to(user: Any) -> AIMemoryQuerySet:
     """The scoping primitive for memories: those of the students `user` may see
-    (accounts.selectors.students_visible_to), without the teacher-only notes for a student."""
+    (accounts.selectors.students_visible_to); teacher-only notes for a teacher or a school
+    administrator only (accounts.selectors.is_educator), never for a student."""
     qs = AIMemory.objects.filter(student__in=students_visible_to(user).values("pk"))
-    if getattr(user, "role", None) != "teacher":
+    if not is_educator(user):
         qs = qs.shown_to_student()
     return qs
 

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from accounts.models import Classroom, User
 from accounts.selectors import (
     classrooms_visible_to,
+    enrollments_current,
     is_educator,
     is_staff_account,
     student_get_visible,
@@ -93,7 +94,8 @@ def flag_list(
         classrooms = Classroom.objects.filter(pk=classroom_id)
         if not is_staff_account(user):
             classrooms = classrooms.filter(pk__in=classrooms_visible_to(user).values("pk"))
-        qs = qs.filter(student__enrollments__classroom__in=classrooms.values("pk")).distinct()
+        enrolled = enrollments_current().filter(classroom__in=classrooms.values("pk"))
+        qs = qs.filter(student__in=enrolled.values("student_id"))
     qs = qs.select_related("student")
     if ordering == "severity":
         is_open = Case(When(status=Flag.Status.OPEN, then=Value(1)), default=Value(0), output_field=IntegerField())

@@ -176,6 +176,29 @@ def school(db: None) -> dict[str, Any]:
     }
 
 
+@pytest.fixture
+def schools(school: dict[str, Any]) -> dict[str, Any]:
+    """`school` (school A) and a second school, B, each with its administrator: admin_a
+    administers A; B has admin_b, teacher_c teaching 6C to dave. No one of B is in A or teaches
+    there, and the other way round."""
+    school_b = School.objects.create(name="Second school", external_id="school-2")
+    admin_a = make_user("admin_a", User.Role.ADMINISTRATOR, school=school["school"])
+    admin_b = make_user("admin_b", User.Role.ADMINISTRATOR, school=school_b)
+    teacher_c = make_user("teacher_c", User.Role.TEACHER, school=school_b)
+    dave = make_user("dave", school=school_b)
+    class_c = classroom_create(name="6C", school=school_b, teachers=[teacher_c])
+    Enrollment.objects.create(classroom=class_c, student=dave)
+    return {
+        **school,
+        "admin_a": admin_a,
+        "school_b": school_b,
+        "admin_b": admin_b,
+        "teacher_c": teacher_c,
+        "dave": dave,
+        "class_c": class_c,
+    }
+
+
 def client_for(user: User | None) -> APIClient:
     client = APIClient()
     if user is not None:

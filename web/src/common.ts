@@ -110,7 +110,8 @@ export function provenance(memory: Memory, me: User): HTMLElement {
 }
 
 export interface Page {
-  role: NonNullable<User["role"]>;
+  /** Who the page is for (a school administrator uses the teachers' page). */
+  roles: NonNullable<User["role"]>[];
   /** Called once signed in (again after each sign-in). */
   start(me: User): Promise<void>;
   /** Called after the language changed: redraw what was drawn from data. */
@@ -146,7 +147,7 @@ export async function run(page: Page): Promise<void> {
     loginSection.hidden = true;
     account.hidden = false;
     showLanguage(user.language ?? "en");
-    if ((user.role ?? "student") !== page.role) {
+    if (!page.roles.includes(user.role ?? "student")) {
       wrongPage.hidden = false;
       return;
     }

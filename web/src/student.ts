@@ -22,7 +22,7 @@ import { loadTasks, redrawTasks, resetTasks } from "./student_tasks";
 setErrorText((error) => studentErrorText(error));
 
 void run({
-  role: "student",
+  roles: ["student"],
   async start(me) {
     state.me = me;
     // Each part loads on its own: one failing leaves the others shown, and says why.

@@ -122,7 +122,7 @@ studentSelect().addEventListener("change", () => {
 });
 
 void run({
-  role: "teacher",
+  roles: ["teacher", "administrator"],
   async start(user) {
     startMemories(user, () => void loadReviews(selectedStudent()));
     await Promise.all([loadFlags(), loadStudents().then(loadStudent), loadClasses()]);

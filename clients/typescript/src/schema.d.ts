@@ -1461,8 +1461,10 @@ export interface components {
         ExportClassroom: {
             id: number;
             name: string;
-            /** @description The teacher's user id. */
-            teacher: number;
+            /** @description Its teachers' user ids, primary first. */
+            teachers: number[];
+            /** @description false: the enrolment ended (the roster dropped it). */
+            active: boolean;
             /** Format: date-time */
             enrolled_at: string;
         };
@@ -2803,10 +2805,11 @@ export interface components {
         /**
          * @description * `student` - Student
          *     * `teacher` - Teacher
+         *     * `administrator` - School administrator
          *     * `staff` - Staff
          * @enum {string}
          */
-        UserRoleEnum: "student" | "teacher" | "staff";
+        UserRoleEnum: "student" | "teacher" | "administrator" | "staff";
         /**
          * @description * `api` - API
          *     * `command` - manage.py erase_student

@@ -1522,7 +1522,7 @@
       loginSection.hidden = true;
       account.hidden = false;
       showLanguage(user.language ?? "en");
-      if ((user.role ?? "student") !== page2.role) {
+      if (!page2.roles.includes(user.role ?? "student")) {
         wrongPage.hidden = false;
         return;
       }
@@ -2815,7 +2815,7 @@
   // web/src/student.ts
   setErrorText((error) => studentErrorText(error));
   void run({
-    role: "student",
+    roles: ["student"],
     async start(me) {
       state.me = me;
       const loads = await Promise.allSettled([

@@ -1521,7 +1521,7 @@
       loginSection.hidden = true;
       account.hidden = false;
       showLanguage(user.language ?? "en");
-      if ((user.role ?? "student") !== page3.role) {
+      if (!page3.roles.includes(user.role ?? "student")) {
         wrongPage.hidden = false;
         return;
       }
@@ -3108,7 +3108,7 @@
     void loadStudent();
   });
   void run({
-    role: "teacher",
+    roles: ["teacher", "administrator"],
     async start(user) {
       startMemories(user, () => void loadReviews(selectedStudent()));
       await Promise.all([loadFlags(), loadStudents().then(loadStudent), loadClasses()]);
