@@ -190,3 +190,38 @@ class TeacherEnrollment(models.Model):
 
     def __str__(self) -> str:
         return f"teacher {self.teacher_id} of {self.classroom_id}"
+
+
+class RosterImport(models.Model):
+    """A OneRoster bundle uploaded through the API and imported by a worker
+    (accounts.tasks.roster_import_run, docs/roster.md): who sent it, the schools it may touch
+    (their administrator's school, or every school for staff: `school` empty), the file (in
+    Django's default storage), and what the import did."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="roster_imports"
+    )
+    school = models.ForeignKey(
+        School, on_delete=models.SET_NULL, null=True, blank=True, help_text="The importer's school; empty for staff."
+    )
+    file = models.FileField(upload_to="roster/%Y/%m/")
+    dry_run = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    counts = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    errors_omitted = models.PositiveIntegerField(default=0)
+    detail = models.TextField(blank=True, help_text="Why the bundle could not be used (status failed).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"roster import {self.pk} ({self.status})"

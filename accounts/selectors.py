@@ -19,7 +19,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
-from accounts.models import Classroom, Enrollment, School, User
+from accounts.models import Classroom, Enrollment, RosterImport, School, User
 from core.errors import NotFound
 
 
@@ -161,3 +161,23 @@ def classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
             "name", "id"
         )
     return classrooms_taught_by(user).order_by("name", "id")
+
+
+def may_import_roster(user: Any) -> bool:
+    """Who may upload a OneRoster bundle: a staff account, or a school administrator (whose
+    import touches only their schools)."""
+    return is_staff_account(user) or (is_educator(user) and user.role == User.Role.ADMINISTRATOR)
+
+
+def roster_import_get_visible(*, user: Any, import_id: Any) -> RosterImport:
+    """One roster import `user` may read: any for a staff account, their own for a school
+    administrator; otherwise NotFound (as for one that does not exist)."""
+    imports = RosterImport.objects.none()
+    if is_staff_account(user):
+        imports = RosterImport.objects.all()
+    elif may_import_roster(user):
+        imports = RosterImport.objects.filter(created_by=user)
+    found = imports.filter(pk=import_id).first() if str(import_id).isdigit() else None
+    if found is None:
+        raise NotFound(_("Roster import not found."))
+    return found

@@ -82,6 +82,7 @@ BOTH_DATABASES = (
     "tests/llm/test_costs.py",
     "tests/accounts/test_roster_import.py",
     "tests/accounts/test_roster_bundle.py",
+    "tests/accounts/test_roster_api.py",
 )
 
 

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path, register_converter
 
 from accounts import apis as accounts
+from accounts import roster_apis as roster
 from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
 from core.api import IdConverter
@@ -35,6 +36,8 @@ api_urls: list[URLPattern | URLResolver] = [
     path("students/", accounts.StudentListApi.as_view(), name="student-list"),
     path("students/<id:student_id>/", accounts.StudentDetailApi.as_view(), name="student-detail"),
     path("classrooms/", accounts.ClassroomListApi.as_view(), name="classroom-list"),
+    path("roster/imports/", roster.RosterImportListApi.as_view(), name="roster-import-list"),
+    path("roster/imports/<id:import_id>/", roster.RosterImportDetailApi.as_view(), name="roster-import-detail"),
     path("conversations/", conversations.ConversationListCreateApi.as_view(), name="conversation-list"),
     path(
         "conversations/<id:conversation_id>/",

@@ -50,6 +50,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "LanguageEnum": "accounts.models.User.Language",
         "UserRoleEnum": "accounts.models.User.Role",
+        "RosterImportStatusEnum": "accounts.models.RosterImport.Status",
         "ConversationStatusEnum": "conversations.models.Conversation.Status",
         "SummaryStatusEnum": "conversations.models.Conversation.SummaryStatus",
         "MessageRoleEnum": "conversations.models.Message.Role",

@@ -616,6 +616,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/roster/imports/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a OneRoster bundle
+         * @description Queue the import of a bundle, by staff (every school) or a school administrator (their
+         *     schools only: other rows are rejected). Follow it at /roster/imports/{id}/.
+         */
+        post: operations["roster_imports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/roster/imports/{import_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A roster import's status and report
+         * @description The import's status (queued, running, done, failed: `detail` says why) and, once done,
+         *     its counts and rejected rows. Staff read every import, an administrator their own.
+         */
+        get: operations["roster_imports_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/safety/flags/": {
         parameters: {
             query?: never;
@@ -2394,6 +2436,12 @@ export interface components {
             /** Format: date-time */
             readonly graded_at: string | null;
         };
+        RejectedRow: {
+            file: string;
+            line: number;
+            sourced_id: string;
+            reason: string;
+        };
         ReplacedData: {
             /** @description The reply to show instead of what was streamed. */
             content: string;
@@ -2471,6 +2519,45 @@ export interface components {
              */
             estimate: number;
         };
+        RosterImportListInputRequest: {
+            /**
+             * Format: binary
+             * @description A OneRoster 1.1 or 1.2 CSV bundle, zipped, at most ROSTER_MAX_BYTES.
+             */
+            file: string;
+        };
+        RosterImportListOutput: {
+            id: number;
+            status: components["schemas"]["RosterImportStatusEnum"];
+        };
+        RosterImportOutput: {
+            readonly id: number;
+            readonly status: components["schemas"]["RosterImportStatusEnum"];
+            readonly dry_run: boolean;
+            /** @description Per entity (orgs, users, classes, enrollments): created, updated, deactivated, unchanged, rejected. Empty until the import is done. */
+            counts: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+            /** @description The rejected rows, the first 1,000 (errors_omitted counts the rest). */
+            errors: components["schemas"]["RejectedRow"][];
+            readonly errors_omitted: number;
+            /** @description Why the bundle could not be used (status failed). */
+            readonly detail: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+        };
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        RosterImportStatusEnum: "queued" | "running" | "done" | "failed";
         /** @description The student may be in crisis: show this message and these resources prominently. */
         SafetyEvent: {
             data: components["schemas"]["SafetyNoticeData"];
@@ -6262,6 +6349,206 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type: application/json). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    roster_imports_create: {
+        parameters: {
+            query?: {
+                /** @description Check and count, write nothing. */
+                dry_run?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["RosterImportListInputRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RosterImportListOutput"];
+                };
+            };
+            /** @description No `file`, or `file_too_large` (over ROSTER_MAX_BYTES). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Neither staff nor a school administrator. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not multipart/form-data. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    roster_imports_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                import_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RosterImportOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not one of yours. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
