@@ -39,12 +39,16 @@ def users_apply(ctx: Context) -> None:
     v11 = ctx.bundle.version == "1.1"
     roles = {} if v11 else _roles(ctx)
     usernames: set[str] = set()
+    school_sids = {school.id: sid for sid, school in ctx.schools.items()}
 
     def read(row: dict[str, str]) -> tuple[Person, int]:
         if v11:
             role, org = row["role"], row["orgSourcedIds"].split(",")[0].strip()
         else:
             role, org = roles.get(row.get("sourcedId", ""), ("", ""))
+            known = ctx.users.get(row.get("sourcedId", ""))
+            if not role and known is not None:  # a 1.2 delta changes a person and not their role
+                role, org = known.role, school_sids.get(known.school_id, "")
             org = row.get("primaryOrgSourcedId") or org
         person = person_read(row, role=role, org_sid=org)
         existing = ctx.users.get(person.sid)

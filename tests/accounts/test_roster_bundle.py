@@ -95,9 +95,16 @@ def test_v12_bulk_reads_roles_csv_and_preferred_names() -> None:
 
 def test_v12_delta_disables_renames_and_rejects_bad_rows() -> None:
     """1.2 delta: `enabledUser=false` deactivates, a class is renamed in place, a new student is
-    enrolled; a date that does not parse and a class that does not exist are rejected rows."""
+    enrolled, a person listed without a row in roles.csv keeps their role and school and gets
+    their new name; a date that does not parse and a class that does not exist are rejected rows."""
     roster_import(FIXTURES / "v12-bulk")
     report = roster_import(FIXTURES / "v12-delta")
+    renamed = User.objects.get(external_id="st1")
+    assert (renamed.first_name, renamed.role, renamed.school) == (
+        "Zo",
+        User.Role.STUDENT,
+        School.objects.get(external_id="s1"),
+    )
     assert not User.objects.get(external_id="st2").is_active
     assert Classroom.objects.get(external_id="k1").name == "Reading 3 (spring)"
     assert Enrollment.objects.get(external_id="e6").student.external_id == "st3"
