@@ -1,13 +1,21 @@
-"""Tenancy: every endpoint scoped to its owner. Another student and a teacher of another class get
-404 on every detail endpoint; a teacher reads their class's students and writes nothing for them
-except teacher notes. The admin's half of the matrix (every admin page and action, for the same
+"""Tenancy: every endpoint scoped to its owner, across two schools and the three levels (school,
+class, enrolment). Another student, a teacher of another class, the other school's administrator,
+teacher and student, and a teacher whose enrolment, class or teaching is inactive get 404 on
+every detail endpoint; a teacher of the class (primary or not) and the school's administrator
+get the same answers. A teacher reads their class's students and writes nothing for them except
+teacher notes. The admin's half of the matrix (every admin page and action, for the same
 intruders) is tests/accounts/test_admin_tenancy.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
+from accounts.models import Classroom, Enrollment, TeacherEnrollment, User
 from conversations.models import Conversation, ConversationFile, Message
+from conversations.services import conversation_create
 from insights.models import AskLog
 from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from learning.services import quiz_create_from_tool
@@ -15,30 +23,38 @@ from memory.card import card_propose
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.services.notes import teacher_note_create
 from safety.models import Flag, FlagAction
+from tests.conftest import client_for, make_user
 from tests.learning.conftest import QUIZ_ARGS
 
+# Whose rows a case reads: each student (of the `schools` fixture) with their teacher and class.
+OWNERS = {"alice": ("teacher_a", "class_a"), "dave": ("teacher_c", "class_c")}
 
-@pytest.fixture
-def alice_data(school, clients, llm):
-    resp = clients["alice"].post("/api/v1/conversations/", {"subject": "Fractions"}, format="json")
-    cid = resp.json()["id"]
-    clients["alice"].post(
-        f"/api/v1/conversations/{cid}/messages/", {"content": "hi", "client_message_id": "a1"}, format="json"
+
+def student_rows(people: dict[str, Any], owner: str) -> dict[str, int]:
+    """One of everything of `owner`'s, by the ids the endpoints' URLs name: a conversation with a
+    message and its reply, two teacher notes and a review between them, a quiz, a task, a flag, a card and a
+    proposed change to it."""
+    student = people[owner]
+    teacher_key, class_key = OWNERS[owner]
+    teacher = people[teacher_key]
+    conversation = conversation_create(user=student, subject="Fractions")
+    cid = conversation.pk
+    asked = Message.objects.create(
+        conversation=conversation, seq=1, role="student", content="hi", client_message_id="a1"
     )
+    Message.objects.create(conversation=conversation, seq=2, role="tutor", content="Hello!", reply_to=asked)
     note = teacher_note_create(
-        teacher=school["teacher_a"], student_id=school["alice"].pk, title="Needs help with long division", content="x"
+        teacher=teacher, student_id=student.pk, title="Needs help with long division", content="x"
     )
-    quiz = quiz_create_from_tool(student_id=school["alice"].pk, conversation_id=cid, arguments=QUIZ_ARGS)
-    task = Task.objects.create(teacher=school["teacher_a"], student=school["alice"], title="Exercise 4 p. 12")
-    newer = teacher_note_create(
-        teacher=school["teacher_a"], student_id=school["alice"].pk, title="Long division is fine now", content="y"
-    )
+    quiz = quiz_create_from_tool(student_id=student.pk, conversation_id=cid, arguments=QUIZ_ARGS)
+    task = Task.objects.create(teacher=teacher, student=student, title="Exercise 4 p. 12")
+    newer = teacher_note_create(teacher=teacher, student_id=student.pk, title="Long division is fine now", content="y")
     review = SupersessionReview.objects.create(
-        student=school["alice"], older=note, newer=newer, confidence=0.5, reason="Maybe an update"
+        student=student, older=note, newer=newer, confidence=0.5, reason="Maybe an update"
     )
     reply = Message.objects.get(conversation_id=cid, role="tutor")
     flag = Flag.objects.create(
-        student=school["alice"],
+        student=student,
         conversation_id=cid,
         message=reply.reply_to,
         source=Flag.Source.MESSAGE,
@@ -46,11 +62,11 @@ def alice_data(school, clients, llm):
         severity="concern",
         excerpt="hi",
     )
-    StudentCard.objects.create(student=school["alice"], interests=["chess"], student_editable=["interests"])
-    alice_id = school["alice"].pk
+    StudentCard.objects.create(student=student, interests=["chess"], student_editable=["interests"])
     change = card_propose(
-        student_id=alice_id, field="accommodations", op="add", value="Dyslexia", confidence=0.9, memory_id=None
+        student_id=student.pk, field="accommodations", op="add", value="Dyslexia", confidence=0.9, memory_id=None
     )
+    assert change is not None
     return {
         "change": change.pk,
         "flag": flag.pk,
@@ -59,11 +75,16 @@ def alice_data(school, clients, llm):
         "message": reply.pk,
         "conversation": cid,
         "memory": note.pk,
-        "student": school["alice"].pk,
+        "student": student.pk,
         "quiz": quiz.pk,
         "task": task.pk,
-        "classroom": school["class_a"].pk,
+        "classroom": people[class_key].pk,
     }
+
+
+@pytest.fixture
+def alice_data(school):
+    return student_rows(school, "alice")
 
 
 def learning_state():
@@ -137,22 +158,73 @@ DETAIL_ENDPOINTS = [
 ]
 
 
-@pytest.mark.parametrize("intruder", ["bob", "carol", "teacher_b"])
-@pytest.mark.parametrize(("method", "url", "body"), DETAIL_ENDPOINTS)
-def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, method, url, body):
-    """Another student (same class or not) and a teacher of another class get 404, and nothing changes.
+def _enrolment_inactive(people: dict[str, Any]) -> None:
+    Enrollment.objects.filter(student=people["alice"], classroom=people["class_a"]).update(active=False)
+
+
+def _class_inactive(people: dict[str, Any]) -> None:
+    Classroom.objects.filter(pk=people["class_a"].pk).update(active=False)
+
+
+def _teaching_inactive(people: dict[str, Any]) -> None:
+    TeacherEnrollment.objects.filter(teacher=people["teacher_a"], classroom=people["class_a"]).update(active=False)
+
+
+# (owner of the rows, intruder, what changes once the rows exist). School A: alice and bob in
+# 5A (teacher_a), carol in 5B (teacher_b), admin_a; school B: dave in 6C (teacher_c), admin_b.
+INTRUDERS: list[tuple[str, str, Callable[[dict[str, Any]], None] | None]] = [
+    ("alice", "bob", None),  # a student of her class
+    ("alice", "carol", None),  # a student of another class
+    ("alice", "teacher_b", None),  # a teacher of another class of her school
+    ("alice", "admin_b", None),  # the other school's administrator
+    ("alice", "teacher_c", None),  # the other school's teacher
+    ("alice", "dave", None),  # the other school's student
+    ("alice", "teacher_a", _enrolment_inactive),  # her teacher, once her enrolment is inactive
+    ("alice", "teacher_a", _class_inactive),  # her teacher, once her class is inactive
+    ("alice", "teacher_a", _teaching_inactive),  # her teacher, once they no longer teach 5A
+    ("dave", "admin_a", None),  # the administrator of school A, on school B's student
+    ("dave", "teacher_a", None),  # a teacher of school A
+    ("dave", "alice", None),  # a student of school A
+]
+
+
+def _case_id(case: tuple[str, str, Any]) -> str:
+    owner, intruder, change = case
+    return f"{owner}-by-{intruder}" + (f"{change.__name__}" if change else "")
+
+
+# Every case on every endpoint, but a class's own endpoints once only alice's enrolment is
+# inactive: the class is still its teacher's, and leaves her out (tests/accounts/
+# test_tenancy_levels.py, tests/insights/test_class_ask.py).
+INTRUDER_MATRIX = [
+    pytest.param(case, method, url, body, id=f"{method}-{url}-{_case_id(case)}")
+    for method, url, body in DETAIL_ENDPOINTS
+    for case in INTRUDERS
+    if not (case[2] is _enrolment_inactive and url.startswith("/api/v1/classrooms/"))
+]
+
+
+@pytest.mark.parametrize(("case", "method", "url", "body"), INTRUDER_MATRIX)
+def test_intruders_get_404(schools, case, method, url, body):
+    """Another student (same class or not, same school or not), a teacher of another class or
+    school, the other school's administrator, and a teacher whose student's enrolment, class or
+    own teaching is inactive get 404, and nothing changes.
 
     The exceptions: a student calling the teacher-note or task endpoints, listing safety flags,
     or reading a class's reviews, is refused with 403 up front.
     """
-    target = url.format(**alice_data)
+    owner, intruder, change = case
+    rows = student_rows(schools, owner)
+    if change is not None:
+        change(schools)
+    target = url.format(**rows)
     payload = None
     if body is not None:
-        payload = {k: (v.format(**alice_data) if isinstance(v, str) else v) for k, v in body.items()}
+        payload = {k: (v.format(**rows) if isinstance(v, str) else v) for k, v in body.items()}
 
     def state():
-        memory = AIMemory.objects.get(pk=alice_data["memory"])
-        conversation = Conversation.objects.get(pk=alice_data["conversation"])
+        memory = AIMemory.objects.get(pk=rows["memory"])
+        conversation = Conversation.objects.get(pk=rows["conversation"])
         return (
             conversation.status,
             AIMemory.objects.count(),
@@ -169,20 +241,104 @@ def test_other_student_and_other_teacher_get_404(clients, alice_data, intruder, 
         )
 
     before = state(), learning_state()
-    resp = getattr(clients[intruder], method)(target, payload, format="json")
-    if intruder in ("bob", "carol") and method == "post" and url in ("/api/v1/memories/", "/api/v1/tasks/"):
+    resp = getattr(client_for(schools[intruder]), method)(target, payload, format="json")
+    student = schools[intruder].role == User.Role.STUDENT
+    if student and method == "post" and url in ("/api/v1/memories/", "/api/v1/tasks/"):
         # A student may not write teacher notes or assign tasks at all: 403 before any lookup.
         assert resp.status_code == 403, resp.content
-    elif intruder in ("bob", "carol") and url.startswith("/api/v1/safety/flags/?"):
+    elif student and url.startswith("/api/v1/safety/flags/?"):
         # Students never see flags: the list is refused before any filter is read.
         assert resp.status_code == 403, resp.content
-    elif intruder in ("bob", "carol") and url == "/api/v1/classrooms/{classroom}/reviews/":
+    elif student and url == "/api/v1/classrooms/{classroom}/reviews/":
         # A class's reviews are never a student's: refused before the class is looked up.
         assert resp.status_code == 403, resp.content
     else:
         assert resp.status_code == 404, resp.content
     assert resp.json()["error"]["code"] in ("not_found", "forbidden")
     assert (state(), learning_state()) == before
+
+
+def _coteacher(people: dict[str, Any]) -> User:
+    teacher = make_user("teacher_d", User.Role.TEACHER, school=people["school"])
+    TeacherEnrollment.objects.create(classroom=people["class_a"], teacher=teacher, primary=False)
+    return teacher
+
+
+# Who reads alice's rows as her teacher does: 5A's primary teacher, a second teacher of 5A (not
+# primary), and the administrator of her school, who acts as a teacher of every class there.
+EDUCATORS: dict[str, Callable[[dict[str, Any]], User]] = {
+    "teacher_a": lambda people: people["teacher_a"],
+    "coteacher": _coteacher,
+    "admin_a": lambda people: people["admin_a"],
+}
+
+# What a teacher of alice's class gets from each endpoint of DETAIL_ENDPOINTS: her rows are
+# theirs to read and to act on as a teacher; 403 for what only the student does (send, end,
+# upload, answer a quiz, set a task's status); 404 for erasure, which is staff's alone.
+EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
+    ("get", "/api/v1/conversations/{conversation}/"): 200,
+    ("get", "/api/v1/conversations/{conversation}/messages/"): 200,
+    ("post", "/api/v1/conversations/{conversation}/messages/"): 403,
+    ("post", "/api/v1/conversations/{conversation}/end/"): 403,
+    ("get", "/api/v1/conversations/{conversation}/files/"): 200,
+    ("post", "/api/v1/conversations/{conversation}/files/"): 403,
+    ("get", "/api/v1/memories/{memory}/"): 200,
+    ("get", "/api/v1/memories/?student={student}"): 200,
+    ("get", "/api/v1/conversations/?student={student}"): 200,
+    ("get", "/api/v1/students/{student}/"): 200,
+    ("get", "/api/v1/usage/?student={student}"): 200,
+    ("post", "/api/v1/memories/"): 201,
+    ("patch", "/api/v1/memories/{memory}/"): 200,
+    ("post", "/api/v1/memories/{memory}/archive/"): 200,
+    ("get", "/api/v1/quizzes/{quiz}/"): 200,
+    ("get", "/api/v1/quizzes/?student={student}"): 200,
+    ("post", "/api/v1/quizzes/{quiz}/answers/"): 403,
+    ("get", "/api/v1/students/{student}/skills/"): 200,
+    ("get", "/api/v1/classrooms/{classroom}/skills/"): 200,
+    ("get", "/api/v1/students/{student}/reviews/"): 200,
+    ("get", "/api/v1/classrooms/{classroom}/reviews/"): 200,
+    ("post", "/api/v1/students/{student}/ask/"): 200,
+    ("get", "/api/v1/students/{student}/asks/"): 200,
+    ("post", "/api/v1/classrooms/{classroom}/ask/"): 200,
+    ("post", "/api/v1/tasks/"): 201,
+    ("post", "/api/v1/tasks/{task}/status/"): 403,
+    ("get", "/api/v1/memories/{memory}/chain/"): 200,
+    ("post", "/api/v1/memories/{memory}/supersede/"): 200,
+    ("get", "/api/v1/memory-reviews/?student={student}"): 200,
+    ("post", "/api/v1/memory-reviews/{review}/apply/"): 200,
+    ("post", "/api/v1/memory-reviews/{review}/dismiss/"): 200,
+    ("get", "/api/v1/conversations/{conversation}/messages/{message}/memories/"): 200,
+    ("get", "/api/v1/students/{student}/card/"): 200,
+    ("patch", "/api/v1/students/{student}/card/"): 200,
+    ("get", "/api/v1/students/{student}/card/changes/"): 200,
+    ("post", "/api/v1/card-changes/{change}/accept/"): 200,
+    ("post", "/api/v1/card-changes/{change}/reject/"): 200,
+    ("get", "/api/v1/students/{student}/export/"): 200,
+    ("post", "/api/v1/students/{student}/erase/"): 404,
+    ("get", "/api/v1/safety/flags/{flag}/"): 200,
+    ("get", "/api/v1/safety/flags/?student={student}"): 200,
+    ("post", "/api/v1/safety/flags/{flag}/acknowledge/"): 200,
+    ("post", "/api/v1/safety/flags/{flag}/resolve/"): 200,
+}
+
+
+@pytest.mark.parametrize("educator", EDUCATORS)
+@pytest.mark.parametrize(("method", "url", "body"), DETAIL_ENDPOINTS)
+def test_every_educator_of_the_student_gets_the_teachers_answer(schools, llm, educator, method, url, body):
+    """5A's primary teacher, its second teacher and the administrator of alice's school get the
+    same answer from every endpoint that names one of alice's rows: no 404 but erasure's."""
+    rows = student_rows(schools, "alice")
+    user = EDUCATORS[educator](schools)
+    payload = None
+    if body is not None:
+        payload = {k: (v.format(**rows) if isinstance(v, str) else v) for k, v in body.items()}
+    resp = getattr(client_for(user), method)(url.format(**rows), payload, format="json")
+    assert resp.status_code == EDUCATOR_ANSWERS[(method, url)], resp.content
+
+
+def test_every_endpoint_has_the_teachers_answer():
+    """EDUCATOR_ANSWERS names each endpoint of DETAIL_ENDPOINTS once."""
+    assert sorted(EDUCATOR_ANSWERS) == sorted((method, url) for method, url, _ in DETAIL_ENDPOINTS)
 
 
 # Endpoints that name no one's row: each user gets only their own (tests below and in tests/tutor).

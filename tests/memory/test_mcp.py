@@ -204,16 +204,27 @@ def test_http_writes_share_the_apis_memory_write_rate(memory_write_rate, server,
     assert data(own)["id"]
 
 
-def test_http_tenancy(server, school):
-    """Another student, and a teacher of another class, get the same "not found" for the
-    student's memory as for a missing id, and for recalling that student; the memory is
-    untouched. The student's own teacher (with `Bearer <key>`) recalls, writes for the student
+# Who must not reach alice's memories: a student of her class, a teacher of another class of her
+# school, the other school's administrator, teacher and student (the `schools` fixture).
+MCP_OUTSIDERS = ("bob", "teacher_b", "admin_b", "teacher_c", "dave")
+
+
+def test_http_tenancy(server, schools):
+    """Another student, a teacher of another class, and the other school's administrator,
+    teacher and student get the same "not found" for the student's memory as for a missing id,
+    and for recalling that student; the memory is untouched. The administrator of her school
+    recalls it. The student's own teacher (with `Bearer <key>`) recalls, writes for the student
     (a note without author) and forgets it; a teacher who names no student is told to."""
+    school = schools
     alice = school["alice"]
     (written,) = over_http(server, headers(alice), ("write", {"title": TITLE, "content": CONTENT}))
     memory_id = data(written)["id"]
+    (recalled,) = over_http(
+        server, headers(school["admin_a"]), ("recall", {"query": "common denominator", "student_id": alice.pk})
+    )
+    assert [m["id"] for m in data(recalled)] == [memory_id]
 
-    for outsider in ("bob", "teacher_b"):
+    for outsider in MCP_OUTSIDERS:
         forget, missing, recall = over_http(
             server,
             headers(school[outsider]),
