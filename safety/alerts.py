@@ -31,16 +31,14 @@ import smtplib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import httpx2
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Prefetch, Q
 from django.utils import timezone
-from standardwebhooks.webhooks import EmptyWebhookSecretError, Webhook
 
 from accounts.models import Classroom, TeacherEnrollment, User
-from core import background
+from core import background, signed_post
 from safety import unrouted
 from safety.models import Delivery, Flag, FlagAction, SafetyContact
 from safety.types import Category, Severity
@@ -526,24 +524,17 @@ def _webhook_send(delivery: Delivery) -> None:
         raise DeliveryImpossible(
             "webhook: no signing secret (set the contact's webhook secret or SAFETY_WEBHOOK_SECRET)"
         )
-    try:
-        signer = Webhook(secret)
-    except (ValueError, EmptyWebhookSecretError) as exc:  # not base64 (binascii.Error), or empty
-        kind = type(exc).__name__
-        raise DeliveryImpossible(f"webhook: the signing secret is not a valid whsec_ secret ({kind})") from exc
     body = json.dumps(webhook_payload(alert_facts(delivery), timestamp=delivery.created_at), separators=(",", ":"))
-    now = timezone.now()
-    headers = {
-        "content-type": "application/json",
-        "webhook-id": delivery.message_id,
-        "webhook-timestamp": str(int(now.timestamp())),
-        "webhook-signature": signer.sign(msg_id=delivery.message_id, timestamp=now, data=body),
-    }
     try:
-        response = httpx2.post(
-            delivery.target, content=body.encode(), headers=headers, timeout=settings.SAFETY_WEBHOOK_TIMEOUT_SECONDS
+        signed_post.signed_post(
+            delivery.target,
+            secret=secret,
+            message_id=delivery.message_id,
+            body=body,
+            timeout=settings.SAFETY_WEBHOOK_TIMEOUT_SECONDS,
+            now=timezone.now(),
         )
-    except httpx2.HTTPError as exc:
-        raise DeliveryFailed(f"webhook: {type(exc).__name__}: {exc}", attempts=delivery.attempts) from exc
-    if not 200 <= response.status_code < 300:
-        raise DeliveryFailed(f"webhook: HTTP {response.status_code}", attempts=delivery.attempts)
+    except signed_post.PostImpossible as exc:
+        raise DeliveryImpossible(str(exc)) from exc
+    except signed_post.PostFailed as exc:
+        raise DeliveryFailed(str(exc), attempts=delivery.attempts) from exc

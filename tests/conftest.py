@@ -83,6 +83,7 @@ BOTH_DATABASES = (
     "tests/accounts/test_roster_import.py",
     "tests/accounts/test_roster_bundle.py",
     "tests/accounts/test_roster_api.py",
+    "tests/webhooks/",
 )
 
 

@@ -96,6 +96,7 @@ api_urls: list[URLPattern | URLResolver] = [
     path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),
     path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
     path("safety/", include("safety.urls")),
+    path("webhooks/", include("webhooks.urls")),
 ]
 
 urlpatterns = [

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.selectors import is_educator
-from core import background
+from core import background, events
 from core.errors import Forbidden
 from llm.tokens import count_tokens
 from memory.models import AIMemory, MemoryEmbedding
@@ -44,7 +44,8 @@ def memory_tokens(title: str, content: str) -> int:
 def memory_create(*, title: str, content: str, **fields: Any) -> AIMemory:
     """Create a validated memory, its token count and its index entry, in one transaction.
 
-    The embedding task is enqueued by `memory_written` once that transaction commits.
+    The embedding task is enqueued by `memory_written` once that transaction commits, and the
+    `memory.created` event (core.events) is emitted then.
     """
     with transaction.atomic():
         student_id = fields["student"].pk if "student" in fields else fields["student_id"]
@@ -57,6 +58,11 @@ def memory_create(*, title: str, content: str, **fields: Any) -> AIMemory:
             **fields,
         )
         memory_written(memory)
+        events.emit(
+            events.MEMORY_CREATED,
+            student_id=student_id,
+            data={"memory_id": memory.pk, "student_id": student_id, "kind": memory.kind, "source": memory.source},
+        )
     return memory
 
 

@@ -12,67 +12,38 @@ from __future__ import annotations
 import email
 import email.policy
 import json
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core import mail
 from django.utils import timezone
-from standardwebhooks.webhooks import Webhook
 
 from accounts.models import Enrollment, User
 from accounts.services import classroom_create
 from safety import alerts
 from safety.models import Delivery, Flag, FlagAction, SafetyContact
 from safety.tasks import deliveries_sweep, escalations_due, flag_alert
+from tests import webhook_receiver
 from tests.conftest import Worker, make_user, wait_for
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 CHILD_TEXT = "I want to hurt myself tonight"
 
 
-class Receiver:
-    """An HTTP server answering each webhook with the next scripted status (then 200), keeping
-    every request's headers and body."""
-
-    def __init__(self) -> None:
-        self.statuses: list[int] = []
-        self.requests: list[tuple[dict[str, str], bytes]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                receiver.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                status = receiver.statuses.pop(0) if receiver.statuses else 200
-                self.send_response(status)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/safety"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
+class Receiver(webhook_receiver.Receiver):
     def verified(self, secret: str = SECRET) -> list[dict[str, Any]]:
-        """Every request's payload, each signature verified (raises if one does not verify)."""
-        return [Webhook(secret).verify(body, headers) for headers, body in self.requests]
+        return super().verified(secret)
 
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    r = Receiver()
-    r.thread.start()
+    r = Receiver().start()
     yield r
-    r.server.shutdown()
-    r.server.server_close()
+    r.stop()
 
 
 @pytest.fixture

@@ -30,11 +30,9 @@ CRISES = {
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    r = Receiver()
-    r.thread.start()
+    r = Receiver().start()
     yield r
-    r.server.shutdown()
-    r.server.server_close()
+    r.stop()
 
 
 @pytest.fixture

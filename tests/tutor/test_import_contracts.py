@@ -47,6 +47,7 @@ CLEAN = {
         from safety import models
         """,
     "web/views.py": "import core.errors\nfrom insights import asking\n",
+    "webhooks/delivery.py": "from accounts import models\nfrom core import background\n",
     "tutor/settings.py": "",
     "tutor/urls.py": "from web import views\nfrom memory import tasks\n",
 }

@@ -77,5 +77,6 @@ SPECTACULAR_SETTINGS = {
         "CardChangeOpEnum": "memory.models.CardChange.Op",
         "CardChangeStatusEnum": "memory.models.CardChange.Status",
         "CardChangeSourceEnum": "memory.models.CardChange.Source",
+        "WebhookEventEnum": "core.events.EVENT_TYPES",
     },
 }

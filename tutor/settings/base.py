@@ -27,3 +27,4 @@ from .safety import *  # noqa: F403
 from .security import *  # noqa: F403
 from .services import *  # noqa: F403
 from .throttles import *  # noqa: F403
+from .webhooks import *  # noqa: F403

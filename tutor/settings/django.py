@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "safety",
     "insights",
     "privacy",
+    "webhooks",
     "web",
 ]
 

@@ -1022,6 +1022,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description The webhooks of the requester's schools (every one for staff), newest first.
+         */
+        get: operations["webhooks_list"];
+        put?: never;
+        /**
+         * Subscribe a webhook
+         * @description Subscribe a URL to events of a school's students. The answer holds the signing
+         *     secret, shown this once.
+         */
+        post: operations["webhooks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description One webhook (its secret is never shown again).
+         */
+        get: operations["webhooks_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook
+         * @description Remove the webhook and its delivery log; nothing more is sent to it.
+         */
+        delete: operations["webhooks_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description The webhook's deliveries, newest first: status, tries, the last error and answer.
+         */
+        get: operations["webhooks_deliveries_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2315,6 +2384,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["UserOutput"][];
         };
+        PaginatedWebhookDeliveryOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["WebhookDeliveryOutput"][];
+        };
+        PaginatedWebhookOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["WebhookOutput"][];
+        };
         PatchedMeInputRequest: {
             language: components["schemas"]["LanguageEnum"];
         };
@@ -2903,6 +3002,104 @@ export interface components {
          * @enum {string}
          */
         ViaEnum: "api" | "command";
+        WebhookCreatedOutput: {
+            readonly id: number;
+            /** Format: uri */
+            url: string;
+            /** @description None: every school (staff). */
+            school: number | null;
+            events: components["schemas"]["WebhookEventEnum"][];
+            description?: string;
+            /** @description False once disabled after failing deliveries (see disabled_reason). */
+            active?: boolean;
+            disabled_reason?: string;
+            /** Format: date-time */
+            disabled_at?: string | null;
+            /**
+             * Format: int64
+             * @description Failed deliveries since the last one sent.
+             */
+            consecutive_failures?: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description The signing secret (whsec_...): shown this once only. */
+            secret: string;
+        };
+        WebhookDeliveryOutput: {
+            readonly id: number;
+            event_type: components["schemas"]["WebhookEventEnum"];
+            /** @description The webhook-id header, the same on every try. */
+            message_id: string;
+            status?: components["schemas"]["DeliveryStatusEnum"];
+            /** Format: int64 */
+            attempts?: number;
+            last_error?: string;
+            /**
+             * Format: int64
+             * @description The receiver's last answer, if any.
+             */
+            response_code?: number | null;
+            /** @description What was (or is to be) posted: ids and kinds only. */
+            payload: unknown;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            last_attempt_at?: string | null;
+            /** Format: date-time */
+            sent_at?: string | null;
+        };
+        /**
+         * @description * `conversation.ended` - conversation.ended
+         *     * `memory.created` - memory.created
+         *     * `memory.superseded` - memory.superseded
+         *     * `quiz.graded` - quiz.graded
+         *     * `mastery.changed` - mastery.changed
+         *     * `flag.raised` - flag.raised
+         *     * `roster.imported` - roster.imported
+         * @enum {string}
+         */
+        WebhookEventEnum: "conversation.ended" | "memory.created" | "memory.superseded" | "quiz.graded" | "mastery.changed" | "flag.raised" | "roster.imported";
+        WebhookListCreateInputRequest: {
+            /**
+             * Format: uri
+             * @description http(s); not a private or loopback address.
+             */
+            url: string;
+            events: components["schemas"]["WebhookEventEnum"][];
+            /**
+             * Format: int64
+             * @description The school (or district) whose students' events it receives; omitted: every school (staff).
+             */
+            school?: number | null;
+            /**
+             * @description whsec_...; omitted: generated.
+             * @default
+             */
+            secret: string;
+            /** @default  */
+            description: string;
+        };
+        WebhookOutput: {
+            readonly id: number;
+            /** Format: uri */
+            url: string;
+            /** @description None: every school (staff). */
+            school: number | null;
+            events: components["schemas"]["WebhookEventEnum"][];
+            description?: string;
+            /** @description False once disabled after failing deliveries (see disabled_reason). */
+            active?: boolean;
+            disabled_reason?: string;
+            /** Format: date-time */
+            disabled_at?: string | null;
+            /**
+             * Format: int64
+             * @description Failed deliveries since the last one sent.
+             */
+            consecutive_failures?: number;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -8419,6 +8616,489 @@ export interface operations {
                 };
             };
             /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webhooks_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedWebhookOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Neither staff nor a school administrator. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webhooks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookListCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreatedOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Neither staff nor a school administrator. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The school is not one of the requester's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webhooks_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook, or not one of the requester's schools. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webhooks_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook, or not one of the requester's schools. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webhooks_deliveries_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedWebhookDeliveryOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook, or not one of the requester's schools. */
             404: {
                 headers: {
                     [name: string]: unknown;
