@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from accounts.models import User
 from conversations.models import Conversation, Message
 from conversations.selectors import conversation_get, require_student_owner
-from core import background
+from core import background, events
 from core.errors import Forbidden
 
 
@@ -49,7 +49,8 @@ def conversation_end(*, user: Any, conversation_id: Any) -> Conversation:
 def conversation_close(*, conversation_id: int) -> Conversation:
     """End a conversation (API or idle timeout) and enqueue its summary once committed.
 
-    Idempotent: ending an ended conversation changes nothing and enqueues nothing. A broker
+    Idempotent: ending an ended conversation changes nothing, enqueues nothing and emits no
+    `conversation.ended` (emitted once, after commit, when it ends). A broker
     that is down leaves the summary pending, for `summaries_sweep`.
     """
     with transaction.atomic():
@@ -67,6 +68,15 @@ def conversation_close(*, conversation_id: int) -> Conversation:
         conversation.save(update_fields=["status", "ended_at", "summary_requested_at", "summary_status"])
         if has_student_message:
             background.enqueue("conversations.tasks.conversation_summarize", conversation_id)
+        events.emit(
+            events.CONVERSATION_ENDED,
+            student_id=conversation.student_id,
+            data={
+                "conversation_id": conversation.pk,
+                "student_id": conversation.student_id,
+                "message_count": conversation.message_count,
+            },
+        )
     return conversation
 
 

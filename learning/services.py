@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from accounts.selectors import is_educator, student_get_visible
-from core import background
+from core import background, events
 from core.errors import Conflict, Forbidden
 from learning import grading, mastery
 from learning.models import Answer, Question, Quiz, QuizAttempt, SkillMastery, Task, TaskStatus
@@ -185,8 +185,9 @@ def _attempt_create(quiz: Quiz, *, client_attempt_id: str, answers: list[dict[st
 
 
 def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:
-    """Score a fully graded attempt and record it in the skill's mastery. The caller holds the
-    quiz row's lock and has checked that no answer is pending."""
+    """Score a fully graded attempt and record it in the skill's mastery (`quiz.graded` and
+    `mastery.changed` emitted after commit). The caller holds the quiz row's lock and has checked
+    that no answer is pending."""
     answers = list(attempt.answers.select_related("question").order_by("question__position"))
     graded = [a for a in answers if a.result in (Answer.Result.CORRECT, Answer.Result.INCORRECT)]
     results = [a.result == Answer.Result.CORRECT for a in graded]
@@ -195,6 +196,18 @@ def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:
     attempt.save(update_fields=["correct", "graded_at"])
     quiz.status = Quiz.Status.GRADED
     quiz.save(update_fields=["status"])
+    events.emit(
+        events.QUIZ_GRADED,
+        student_id=quiz.student_id,
+        data={
+            "quiz_id": quiz.pk,
+            "attempt_id": attempt.pk,
+            "student_id": quiz.student_id,
+            "correct": attempt.correct,
+            "graded": len(graded),
+            "total": attempt.total,
+        },
+    )
     if results:
         row = _mastery_record(quiz=quiz, results=results, now=now)
         # Under the same lock as the mastery row: the skill's review schedule (learning.review_cards).
@@ -250,6 +263,7 @@ def _mastery_record(*, quiz: Quiz, results: list[bool], now: datetime) -> SkillM
         ignore_conflicts=True,
     )
     row = SkillMastery.objects.select_for_update().get(student_id=quiz.student_id, skill_key=key)
+    previous = row.estimate if row.attempts else None
     updated = mastery.record(
         estimate=row.estimate if row.attempts else None,
         history=row.history,
@@ -268,6 +282,18 @@ def _mastery_record(*, quiz: Quiz, results: list[bool], now: datetime) -> SkillM
     row.latest_correct = sum(results)
     row.latest_total = len(results)
     row.save()
+    events.emit(
+        events.MASTERY_CHANGED,
+        student_id=quiz.student_id,
+        data={
+            "mastery_id": row.pk,
+            "student_id": quiz.student_id,
+            "skill_key": key,
+            "estimate": row.estimate,
+            "previous_estimate": previous,
+            "quiz_id": quiz.pk,
+        },
+    )
     return row
 
 

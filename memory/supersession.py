@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.selectors import is_educator, student_get_visible
+from core import events
 from core.errors import Conflict, Forbidden, NotFound
 from memory.models import AIMemory, MemoryEmbedding, SupersessionReview
 from memory.search.backend import search_backend
@@ -32,7 +33,8 @@ from memory.services.writing import student_revision_next
 def _supersede_locked(older: AIMemory, newer: AIMemory, reason: str) -> AIMemory:
     """Supersede `older` by `newer`, both locked by the caller's transaction.
 
-    Idempotent: an older memory superseded by this newer one already is returned unchanged.
+    Idempotent: an older memory superseded by this newer one already is returned unchanged (and
+    `memory.superseded` is emitted once, after commit, when it changes).
     Raises Conflict if they are one memory, of two students, or not both active.
     """
     if older.pk == newer.pk:
@@ -50,6 +52,11 @@ def _supersede_locked(older: AIMemory, newer: AIMemory, reason: str) -> AIMemory
     older.save(update_fields=["status", "superseded_by", "archived_reason", "revision", "updated_at"])
     search_backend().unindex([older.pk])
     MemoryEmbedding.objects.filter(memory=older).delete()
+    events.emit(
+        events.MEMORY_SUPERSEDED,
+        student_id=older.student_id,
+        data={"memory_id": older.pk, "superseded_by": newer.pk, "student_id": older.student_id, "kind": older.kind},
+    )
     return older
 
 

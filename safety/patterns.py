@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from core import background
+from core import background, events
 from memory.models import AIMemory
 from safety import offline
 from safety.models import Flag, FlagAction
@@ -133,7 +133,25 @@ def _pattern_flag_create(*, student_id: int, evidence: Evidence, days: int) -> F
         note=f"pattern: flags {', '.join(str(f.pk) for f in evidence.flags) or '-'}; "
         f"memories {', '.join(str(m.pk) for m in evidence.memories) or '-'}",
     )
+    flag_raised_emit(flag, rose=False)
     return flag
+
+
+def flag_raised_emit(flag: Flag, *, rose: bool) -> None:
+    """Emit `flag.raised` after commit: a flag made (`rose` False) or risen to a higher
+    severity. Its kinds only: never the excerpt or the text behind it."""
+    events.emit(
+        events.FLAG_RAISED,
+        student_id=flag.student_id,
+        data={
+            "flag_id": flag.pk,
+            "student_id": flag.student_id,
+            "severity": flag.severity,
+            "category": flag.category,
+            "source": flag.source,
+            "rose": rose,
+        },
+    )
 
 
 def _summary(evidence: Evidence, *, days: int) -> str:

@@ -53,7 +53,8 @@ def flag_record(
     original_text: str = "",
 ) -> Flag | None:
     """Record `verdict` about one item (`message_id` with `source`, or `file_id`); None when it
-    found nothing. Safe to call again for the same item (merged; severity never falls)."""
+    found nothing. Safe to call again for the same item (merged; severity never falls). A flag
+    made, or risen to concern or crisis, emits `flag.raised` after commit."""
     severity, category = verdict.severity, verdict.category
     if severity is None or category is None:
         return None
@@ -70,11 +71,13 @@ def flag_record(
                     excerpt=excerpt,
                     original_text=original_text,
                 )
+                from safety import patterns
+
                 if raised:
                     background.enqueue("safety.tasks.flag_alert", flag.pk)
+                if created or raised:
+                    patterns.flag_raised_emit(flag, rose=not created)
                 if created:  # a merge changes no count of the pattern rule
-                    from safety import patterns
-
                     patterns.pattern_check(student_id=student_id)
                 return flag
         except IntegrityError:
