@@ -86,9 +86,10 @@ def emit(
     transaction.on_commit(partial(_deliver, event), using=using)
 
 
-def roster_imported(*, school_ids: tuple[int, ...], counts: dict[str, int], using: str | None = None) -> None:
+def roster_imported(*, school_ids: tuple[int, ...], counts: dict[str, Any], using: str | None = None) -> None:
     """Emit `roster.imported` for a roster import that changed these schools: `counts` are how
-    many rows of each kind it created, updated or deactivated (no names)."""
+    many rows of each kind it created, updated, deactivated, left unchanged or rejected (no
+    names)."""
     emit(ROSTER_IMPORTED, data={"counts": dict(counts)}, school_ids=school_ids, using=using)
 
 

@@ -23,6 +23,7 @@ from accounts.roster.people import users_apply
 from accounts.roster.report import Report
 from accounts.roster.rows import REQUIRED, Class, Org, Rejected, class_read, org_read
 from accounts.selectors import is_staff_account, schools_administered_by
+from core import events
 
 
 def roster_import(
@@ -37,7 +38,8 @@ def roster_import(
     `actor` is who imports: None (the command) or a staff account touch every school; a school
     administrator only their schools (other rows rejected). Raises BundleError, having changed
     nothing, when the bundle cannot be used. Idempotent: the same bundle again changes nothing
-    and counts every row unchanged."""
+    and counts every row unchanged. A real run emits `roster.imported` (the bundle's schools the
+    actor may touch, the counts) after commit."""
     scope = None
     if actor is not None and not is_staff_account(actor):
         scope = set(schools_administered_by(actor).values_list("pk", flat=True))
@@ -57,6 +59,8 @@ def roster_import(
             memberships_apply(ctx)
             if dry_run:
                 transaction.set_rollback(True)
+            else:
+                events.roster_imported(school_ids=tuple(sorted(ctx.bulk_scope)), counts=report.counts)
     finally:
         bundle.close()
     return report

@@ -4,6 +4,7 @@ event and covers the student's schools (webhooks.delivery.event_receive)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from typing import Any
 
@@ -187,3 +188,23 @@ def test_a_roster_import_reaches_the_schools_it_changed(school, emitted, django_
     assert event.student_id is None and event.data == {"counts": {"users_created": 3}}
     assert mine.deliveries.get().payload["data"]["school_ids"] == [school["school"].pk]
     assert not theirs.deliveries.exists()
+
+
+def test_a_roster_import_emits_roster_imported_for_its_schools(
+    db, tmp_path, emitted, django_capture_on_commit_callbacks
+):
+    """manage.py roster_import of a district bundle emits `roster.imported` once, after commit,
+    for the bundle's schools and district, with the counts; a dry run emits nothing."""
+    from django.core.management import call_command
+
+    from tests.accounts.roster_bundles import district, write_bundle
+
+    bundle = write_bundle(tmp_path / "b", district())
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("roster_import", str(bundle), "--dry-run", stdout=io.StringIO())
+    assert of_type(emitted, "roster.imported") == []
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("roster_import", str(bundle), stdout=io.StringIO())
+    (event,) = of_type(emitted, "roster.imported")
+    assert set(event.school_ids) == set(School.objects.values_list("pk", flat=True)) and len(event.school_ids) == 3
+    assert event.student_id is None and event.data["counts"]["users"]["created"] == 64
