@@ -1,11 +1,14 @@
 """Tenancy in the Django admin: the admin shows each user what the API shows them.
 
 The admin's half of the tenancy matrix (tests/accounts/test_tenancy.py is the API's). Superusers see
-every row. A teacher, or a student, given `is_staff` and every permission on the tutor models sees
-only their scope: alice's rows are a 404 on the change, history and delete URLs of another student
-and of a teacher of another class, missing from their changelists, their searches, the raw-id
-lookups and the autocomplete, and untouched by every action even when alice's id is posted; a
-form that names a row outside the scope is refused, and offers none as a choice.
+every row. A teacher, a school administrator or a student, given `is_staff` and every permission
+on the tutor models, sees only their scope: alice's rows are a 404 on the change, history and
+delete URLs of another student, of a teacher of another class, of the other school's
+administrator, teacher and student, and of her teacher once her enrolment, her class or their
+teaching is inactive; missing from their changelists, their searches, the raw-id lookups and the
+autocomplete, and untouched by every action even when alice's id is posted; a form that names a
+row outside the scope is refused, and offers none as a choice. The administrator of her school
+sees what her teacher sees, and nothing of the other school's.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from accounts.admin_tenancy import NO_TENANT_DATA, TenantScoped
-from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, User
+from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, TeacherEnrollment, User
 from conversations.models import Conversation, Message
 from conversations.services import conversation_create
 from llm.models import LLMUsage
@@ -33,10 +36,40 @@ from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
 from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
 
-STUDENTS = ("alice", "bob", "carol")
-# Everyone who uses the admin in these tests: the superuser, alice's teacher, alice herself, and
-# the intruders (bob in alice's class, carol in another class, teacher_b teaching carol's class).
-VIEWERS = ("root", "teacher_a", "alice", "bob", "carol", "teacher_b")
+STUDENTS = ("alice", "bob", "carol", "dave")
+# Everyone who uses the admin in these tests (the `schools` fixture): the superuser, alice's
+# teacher, the administrator of her school, alice herself, and the intruders (bob in alice's
+# class, carol in another class, teacher_b teaching carol's class; school B's administrator,
+# teacher and student).
+USERS = ("root", "teacher_a", "admin_a", "alice", "bob", "carol", "teacher_b", "admin_b", "teacher_c", "dave")
+
+
+def _enrolment_inactive(people: dict[str, Any]) -> None:
+    Enrollment.objects.filter(student=people["alice"], classroom=people["class_a"]).update(active=False)
+
+
+def _class_inactive(people: dict[str, Any]) -> None:
+    Classroom.objects.filter(pk=people["class_a"].pk).update(active=False)
+
+
+def _teaching_inactive(people: dict[str, Any]) -> None:
+    TeacherEnrollment.objects.filter(teacher=people["teacher_a"], classroom=people["class_a"]).update(active=False)
+
+
+# alice's teacher once a level below them is inactive: "<user>/<what changed>".
+LEVELS = {"enrolment": _enrolment_inactive, "class": _class_inactive, "teaching": _teaching_inactive}
+VIEWERS = (*USERS, *(f"teacher_a/{level}" for level in LEVELS))
+# Who sees alice's rows: her teacher, the administrator of her school, and her teacher still sees
+# 5A once her enrolment is inactive.
+EDUCATORS = {"teacher_a", "admin_a"}
+
+
+def viewer_client(viewers: dict[str, Client], viewer: str, people: dict[str, Any]) -> Client:
+    """The admin client of `viewer`, after the change its name says (`LEVELS`)."""
+    user, _, level = viewer.partition("/")
+    if level:
+        LEVELS[level](people)
+    return viewers[user]
 
 
 def _rows_of(student: User, teacher: User) -> dict[str, Any]:
@@ -84,13 +117,17 @@ def _rows_of(student: User, teacher: User) -> dict[str, Any]:
 
 
 @pytest.fixture
-def admin_rows(school: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each student's rows (alice's are the target), the classrooms, and an erasure record."""
-    teacher_of = {"alice": "teacher_a", "bob": "teacher_a", "carol": "teacher_b"}
+def admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each student's rows (alice's are the target; dave's, of school B, the other school's),
+    the classrooms, and an erasure record."""
+    school = schools
+    teacher_of = {"alice": "teacher_a", "bob": "teacher_a", "carol": "teacher_b", "dave": "teacher_c"}
     rows = {name: _rows_of(school[name], school[teacher_of[name]]) for name in STUDENTS}
     rows["alice"]["classroom"] = school["class_a"]
     rows["carol"]["classroom"] = school["class_b"]
+    rows["dave"]["classroom"] = school["class_c"]
     rows["alice"]["school"] = school["school"]
+    rows["dave"]["school"] = school["school_b"]
     rows["alice"]["erasure"] = Erasure.objects.create(
         erased_at=timezone.now(), via=Erasure.Via.COMMAND, reason="A request from the school"
     )
@@ -121,44 +158,60 @@ def _grant_every_tutor_permission(user: User) -> None:
     )
 
 
+class AdminClients(dict[str, Client]):
+    """An admin client per user, made when a test first asks for it (a test uses one or two of
+    the ten): every user but root is made staff with every permission on the tutor models, so
+    that what they miss is the scope's doing, not a permission's."""
+
+    def __init__(self, people: dict[str, Any]) -> None:
+        super().__init__()
+        self.people = people
+
+    def __missing__(self, name: str) -> Client:
+        if name not in USERS:
+            raise KeyError(name)
+        if name == "root":
+            user = User.objects.get(username="root")
+        else:
+            user = User.objects.get(pk=self.people[name].pk)
+            _grant_every_tutor_permission(user)
+        client = Client()
+        client.force_login(user)
+        self[name] = client
+        return client
+
+
 @pytest.fixture
-def viewers(school: dict[str, Any], admin_rows: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Client]:
-    """An admin client for each viewer. Everyone but root is made staff with every permission on
-    the tutor models, so that what they miss is the scope's doing, not a permission's."""
+def viewers(schools: dict[str, Any], admin_rows: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Client]:
+    """An admin client for each user (AdminClients), and the superuser root."""
     monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "root-password-1")
     call_command("createsuperuser", "--noinput", username="root", email="root@example.com", verbosity=0)
-    users = {"root": User.objects.get(username="root")}
-    for name in VIEWERS[1:]:
-        users[name] = User.objects.get(pk=school[name].pk)
-        _grant_every_tutor_permission(users[name])
-    clients = {}
-    for name, user in users.items():
-        clients[name] = Client()
-        clients[name].force_login(user)
-    return clients
+    return AdminClients(schools)
 
 
 # Every admin with tenant data: (URL prefix, key of alice's row, a search that finds it, the
 # viewers besides root who may see alice's row, as through the API).
 ADMIN_MATRIX = [
-    ("accounts/user", "user", "alice", {"teacher_a", "alice"}),
-    ("accounts/classroom", "classroom", None, {"teacher_a"}),
+    ("accounts/user", "user", "alice", {*EDUCATORS, "alice"}),
+    # A class is its teachers' and its school administrator's, whoever is enrolled.
+    ("accounts/classroom", "classroom", None, {*EDUCATORS, "teacher_a/enrolment"}),
     # A school is its administrators' (and staff's): a teacher sees none.
-    ("accounts/school", "school", "Test school", set()),
+    ("accounts/school", "school", "Test school", {"admin_a"}),
     ("authtoken/tokenproxy", "token", "alice", set()),
-    ("conversations/conversation", "conversation", "subject-alice", {"teacher_a", "alice"}),
-    ("conversations/message", "message", None, {"teacher_a", "alice"}),
-    ("memory/aimemory", "memory", "memory-alice", {"teacher_a", "alice"}),
-    # The API's rule for teacher-only notes: the class's teacher only, not the student.
-    ("memory/aimemory", "teacher_note", "secret-alice", {"teacher_a"}),
-    ("llm/llmusage", "usage", "model-alice", {"teacher_a", "alice"}),
+    ("conversations/conversation", "conversation", "subject-alice", {*EDUCATORS, "alice"}),
+    ("conversations/message", "message", None, {*EDUCATORS, "alice"}),
+    ("memory/aimemory", "memory", "memory-alice", {*EDUCATORS, "alice"}),
+    # The API's rule for teacher-only notes: the class's teachers (and the school's
+    # administrator) only, not the student.
+    ("memory/aimemory", "teacher_note", "secret-alice", EDUCATORS),
+    ("llm/llmusage", "usage", "model-alice", {*EDUCATORS, "alice"}),
     # The student card: the student's and their teachers', as through the API.
-    ("memory/studentcard", "card", "alice", {"teacher_a", "alice"}),
+    ("memory/studentcard", "card", "alice", {*EDUCATORS, "alice"}),
     # Erasures name no student and are staff's alone.
     ("privacy/erasure", "erasure", "{reference}", set()),
     # A flag is its student's teachers' (never the student's: students never see flags); the
     # school's safety contacts and class resources are staff's alone.
-    ("safety/flag", "flag", "alice", {"teacher_a"}),
+    ("safety/flag", "flag", "alice", EDUCATORS),
     ("safety/safetycontact", "contact", "Safeguarding", set()),
     ("safety/classroomsafety", "classroom_safety", None, set()),
 ]
@@ -206,12 +259,12 @@ def state() -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("viewer", VIEWERS)
 @pytest.mark.parametrize(("prefix", "key", "search", "seen_by"), ADMIN_MATRIX, ids=MATRIX_IDS)
-def test_admin_shows_each_viewer_only_their_scope(viewers, admin_rows, viewer, prefix, key, search, seen_by):
+def test_admin_shows_each_viewer_only_their_scope(viewers, admin_rows, schools, viewer, prefix, key, search, seen_by):
     """Alice's row is in the changelist, the raw-id lookup and the search results, and its change
     and history pages open, for root and for whoever sees it through the API. For anyone else it
     is in none of them, and its change, history and delete URLs (GET and POST) are 404, as for a
     row that does not exist; nothing changes."""
-    client = viewers[viewer]
+    client = viewer_client(viewers, viewer, schools)
     row = admin_rows["alice"][key]
     link = _change_url(prefix, row).encode()
     visible = viewer == "root" or viewer in seen_by
@@ -247,6 +300,26 @@ def test_admin_shows_each_viewer_only_their_scope(viewers, admin_rows, viewer, p
     assert state() == before
 
 
+# The rows of ADMIN_MATRIX that belong to a student's school (not the service's erasures,
+# contacts and class resources, staff's alone).
+SCHOOL_ROWS = [row for row in ADMIN_MATRIX if row[1] not in ("erasure", "contact", "classroom_safety")]
+
+
+@pytest.mark.parametrize("viewer", ["admin_a", "teacher_a", "alice"])
+@pytest.mark.parametrize(
+    ("prefix", "key", "search", "seen_by"), SCHOOL_ROWS, ids=[f"{p}:{k}" for p, k, *_ in SCHOOL_ROWS]
+)
+def test_school_a_sees_nothing_of_school_b(viewers, admin_rows, viewer, prefix, key, search, seen_by):
+    """dave's rows (school B), which B's administrator sees as admin_a sees alice's, are missing
+    from the changelists of school A's administrator, teacher and student, and a 404 on their
+    change URL."""
+    row = admin_rows["dave"][key]
+    link = _change_url(prefix, row).encode()
+    assert (link in viewers["admin_b"].get(f"/admin/{prefix}/").content) is ("admin_a" in seen_by)
+    assert link not in viewers[viewer].get(f"/admin/{prefix}/").content
+    assert viewers[viewer].get(_change_url(prefix, row)).status_code == 404
+
+
 def alice_state(school: dict[str, Any]) -> tuple[Any, ...]:
     """Alice's rows, her class and its enrollments, as `state` sees them."""
     alice = school["alice"].pk
@@ -265,20 +338,22 @@ def alice_state(school: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-@pytest.mark.parametrize("viewer", ["bob", "carol", "teacher_b"])
+@pytest.mark.parametrize("viewer", ["bob", "carol", "teacher_b", "admin_b", "teacher_c", "teacher_a/teaching"])
 @pytest.mark.parametrize("select_across", [False, True], ids=["selected", "across"])
 @pytest.mark.parametrize(("prefix", "action", "key"), ACTION_MATRIX)
-def test_actions_never_act_outside_the_scope(viewers, admin_rows, school, viewer, select_across, prefix, action, key):
+def test_actions_never_act_outside_the_scope(viewers, admin_rows, schools, viewer, select_across, prefix, action, key):
     """An action posted with the id of alice's row, alone or across the whole changelist, leaves
     alice's rows as they were: the rows an action gets are taken from the scoped changelist. With
     the id alone, nothing at all changes."""
+    school = schools
+    client = viewer_client(viewers, viewer, schools)
     row = admin_rows["alice"][key]
     before, before_alice = state(), alice_state(school)
     body: dict[str, Any] = {"action": action, "_selected_action": [_pk(row)], "reason": "Done by an intruder"}
     body["post"] = "yes"  # delete_selected's confirmation
     if select_across:
         body["select_across"] = "1"
-    resp = viewers[viewer].post(f"/admin/{prefix}/", body)
+    resp = client.post(f"/admin/{prefix}/", body)
     assert resp.status_code in (200, 302)
     assert alice_state(school) == before_alice
     if not select_across:
@@ -312,11 +387,11 @@ def test_action_across_the_changelist_acts_on_the_scope_only(viewers, admin_rows
         ("llm/llmusage/student", "user"),
     ],
 )
-def test_autocomplete_offers_only_the_scope(viewers, admin_rows, viewer, source, target_key):
+def test_autocomplete_offers_only_the_scope(viewers, admin_rows, schools, viewer, source, target_key):
     """The autocomplete endpoint answers from the related model's scoped changelist: alice's row
     for those who see it, never for anyone else."""
     app_label, model_name, field_name = source.split("/")
-    resp = viewers[viewer].get(
+    resp = viewer_client(viewers, viewer, schools).get(
         "/admin/autocomplete/",
         {"app_label": app_label, "model_name": model_name, "field_name": field_name, "term": ""},
     )
@@ -348,6 +423,7 @@ def _form_choices(user: User) -> dict[str, set[int]]:
 def test_form_choices_offer_only_the_scope(viewers, admin_rows, school):
     """No form field of any admin (foreign key or many-to-many, inlines included) offers teacher_b
     a row of alice's, nor alice's classmates or teacher; root's forms offer them."""
+    viewers["teacher_b"]  # made staff with every permission
     root_offered = _form_choices(User.objects.get(username="root"))
     assert school["alice"].pk in root_offered["memory.AIMemory.student"]
     assert admin_rows["alice"]["conversation"].pk in root_offered["memory.AIMemory.source_conversation"]
@@ -489,6 +565,7 @@ def test_a_scoped_teacher_cannot_raise_anyone_privileges(viewers, school):
     """A teacher allowed to change users changes their student's name, but not the role, the staff
     and superuser flags, the groups or the permissions; nor adds an account."""
     alice = school["alice"]
+    viewers["alice"]  # made staff, as every viewer: the teacher's post leaves that as it is
     resp = viewers["teacher_a"].post(
         f"/admin/accounts/user/{alice.pk}/change/",
         {
