@@ -12,7 +12,7 @@ from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
@@ -21,9 +21,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Classroom, User
-from accounts.selectors import classrooms_visible_to, student_get_visible, students_visible_to
+from accounts.selectors import classrooms_listed_for, student_get_visible, students_listed_for
 from accounts.services import user_sign_out_everywhere
-from core.api import Pagination, StrictBooleanField, StrictCharField
+from core.api import MAX_ID, Pagination, StrictBooleanField, StrictCharField, query_params
 from core.auth import SessionAuthentication
 
 
@@ -170,15 +170,34 @@ class MeApi(APIView):
         return Response(UserOutput(self.language_change(user=user, language=data.validated_data["language"])).data)
 
 
+def active_filter(help_text: str) -> serializers.ChoiceField:
+    """`?active=`: true (the default) for active rows only, all for the others too."""
+    return serializers.ChoiceField(choices=["true", "all"], required=False, default="true", help_text=help_text)
+
+
 class StudentListApi(APIView):
-    """The students the requester may see: a teacher's class lists, or a student themself."""
+    """The students the requester may see: a teacher's class lists, or a student themself;
+    `classroom` narrows it to one class's active students. `active=all` (staff and school
+    administrators) lists the students they manage, deactivated ones and ended enrolments too."""
 
     pagination_class = Pagination
 
-    @extend_schema(summary="List my students", responses=UserOutput(many=True))
+    class Filter(serializers.Serializer[None]):
+        classroom = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_ID, help_text="A class's students (404: not a class of mine)."
+        )
+        active = active_filter("all: deactivated students too (staff and school administrators).")
+
+    @extend_schema(summary="List my students", parameters=[Filter], responses=UserOutput(many=True))
     def get(self, request: Request) -> Response:
+        data = self.Filter(data=query_params(request))
+        data.is_valid(raise_exception=True)
+        filters = data.validated_data
+        students = students_listed_for(
+            request.user, classroom_id=filters.get("classroom"), inactive=filters["active"] == "all"
+        )
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(students_visible_to(request.user).order_by("username"), request, view=self)
+        page = paginator.paginate_queryset(students.order_by("username"), request, view=self)
         return paginator.get_paginated_response(UserOutput(page, many=True).data)
 
 
@@ -188,20 +207,42 @@ class StudentDetailApi(APIView):
         return Response(UserOutput(student_get_visible(user=request.user, student_id=student_id)).data)
 
 
+class ClassroomTeacher(serializers.Serializer[None]):
+    id = serializers.IntegerField()
+    primary = serializers.BooleanField()
+
+
 class ClassroomOutput(serializers.ModelSerializer[Classroom]):
+    teachers = serializers.SerializerMethodField(help_text="Its active teachers, primary first.")
+
     class Meta:
         model = Classroom
-        fields = ["id", "name"]
+        fields = ["id", "name", "school", "external_id", "active", "teachers"]
         read_only_fields = fields
+
+    @extend_schema_field(ClassroomTeacher(many=True))
+    def get_teachers(self, classroom: Classroom) -> list[dict[str, Any]]:
+        # From the prefetched rows when the list prefetched them.
+        rows = [row for row in classroom.teacher_enrollments.all() if row.active]
+        rows.sort(key=lambda row: (not row.primary, row.pk))
+        return [{"id": row.teacher_id, "primary": row.primary} for row in rows]
 
 
 class ClassroomListApi(APIView):
-    """The classrooms a teacher teaches, by name (a student, or anyone else: none)."""
+    """The classes the requester sees, by name: a teacher's own, a school administrator's
+    school's, every active class for staff (a student, or anyone else: none). `active=all`
+    (staff, school administrators): the inactive ones too."""
 
     pagination_class = Pagination
 
-    @extend_schema(summary="List my classes", responses=ClassroomOutput(many=True))
+    class Filter(serializers.Serializer[None]):
+        active = active_filter("all: inactive classes too (staff and school administrators).")
+
+    @extend_schema(summary="List my classes", parameters=[Filter], responses=ClassroomOutput(many=True))
     def get(self, request: Request) -> Response:
+        data = self.Filter(data=query_params(request))
+        data.is_valid(raise_exception=True)
+        classrooms = classrooms_listed_for(request.user, inactive=data.validated_data["active"] == "all")
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(classrooms_visible_to(request.user), request, view=self)
+        page = paginator.paginate_queryset(classrooms.prefetch_related("teacher_enrollments"), request, view=self)
         return paginator.get_paginated_response(ClassroomOutput(page, many=True).data)

@@ -181,3 +181,80 @@ def roster_import_get_visible(*, user: Any, import_id: Any) -> RosterImport:
     if found is None:
         raise NotFound(_("Roster import not found."))
     return found
+
+
+def people_managed_by(user: Any) -> QuerySet[User]:
+    """The people `user` may look up and provision (the provisioning API, docs/api.md#provisioning):
+    every student, teacher and administrator for a staff account; for a school administrator,
+    the people of their schools and the students enrolled in a class there; for a teacher, the
+    active students of their school and of their classes (whom they may enrol); no one for
+    anyone else. Staff and administrators see deactivated people too; staff accounts are never
+    in it (the admin manages them)."""
+    people = User.objects.exclude(role=User.Role.STAFF)
+    if is_staff_account(user):
+        return people
+    if not is_educator(user):
+        return people.none()
+    if user.role == User.Role.ADMINISTRATOR:
+        schools = schools_administered_by(user).values("pk")
+        enrolled = Enrollment.objects.filter(classroom__school__in=schools).values("student")
+        return people.filter(Q(school__in=schools) | Q(role=User.Role.STUDENT, pk__in=enrolled))
+    students = people.filter(role=User.Role.STUDENT, is_active=True)
+    taught = Enrollment.objects.filter(active=True, classroom__in=classrooms_taught_by(user).values("pk"))
+    if user.school_id is None:
+        return students.filter(pk__in=taught.values("student"))
+    # A student of the school in no active class yet (just provisioned) is any of its teachers'
+    # to enrol; once in a class, only that class's teachers see them (a 404 to the others).
+    placed = Enrollment.objects.filter(active=True, classroom__active=True).values("student")
+    return students.filter(Q(pk__in=taught.values("student")) | (Q(school_id=user.school_id) & ~Q(pk__in=placed)))
+
+
+def classrooms_managed_by(user: Any) -> QuerySet[Classroom]:
+    """The classes whose roster `user` may read and change: every class for a staff account;
+    the classes of a school administrator's schools, inactive ones too; the active classes a
+    teacher teaches (their students only: accounts.provisioning_rights says what each may
+    change); none for anyone else."""
+    if is_staff_account(user):
+        return Classroom.objects.order_by("name", "id")
+    if not is_educator(user):
+        return Classroom.objects.none()
+    if user.role == User.Role.ADMINISTRATOR:
+        return Classroom.objects.filter(school__in=schools_administered_by(user).values("pk")).order_by("name", "id")
+    return classrooms_taught_by(user).order_by("name", "id")
+
+
+def schools_provisioned_by(user: Any) -> QuerySet[School]:
+    """The schools `user` may list and put people in: those they administer
+    (`schools_administered_by`: every school for staff), or a teacher's own school."""
+    if is_educator(user) and user.role == User.Role.TEACHER and user.school_id is not None:
+        return School.objects.filter(pk=user.school_id)
+    return schools_administered_by(user)
+
+
+def classrooms_listed_for(user: Any, *, inactive: bool = False) -> QuerySet[Classroom]:
+    """GET /classrooms/: `classrooms_visible_to(user)`, or for a staff account every active
+    class; with `inactive`, a staff account's and a school administrator's inactive classes too
+    (`classrooms_managed_by`)."""
+    if is_staff_account(user) or (inactive and is_educator(user) and user.role == User.Role.ADMINISTRATOR):
+        managed = classrooms_managed_by(user)
+        return managed if inactive else managed.filter(active=True)
+    return classrooms_visible_to(user)
+
+
+def students_listed_for(user: Any, *, classroom_id: int | None = None, inactive: bool = False) -> QuerySet[User]:
+    """GET /students/: `students_visible_to(user)`; with `inactive`, a school administrator's
+    students deactivated ones included (`people_managed_by`). `classroom_id` narrows it to the
+    class's active enrolments (with `inactive`, the ended ones too), or NotFound when the class
+    is not one `classrooms_listed_for(user, inactive=...)` gives. Staff see no student here
+    (their directory is the provisioning API's GET /users/)."""
+    wide = inactive and is_educator(user) and user.role == User.Role.ADMINISTRATOR
+    students = people_managed_by(user).filter(role=User.Role.STUDENT) if wide else students_visible_to(user)
+    if classroom_id is None:
+        return students
+    classroom = classrooms_listed_for(user, inactive=wide).filter(pk=classroom_id).first()
+    if classroom is None:
+        raise NotFound(_("Classroom not found."))
+    enrolled = Enrollment.objects.filter(classroom=classroom)
+    if not wide:
+        enrolled = enrolled.filter(active=True)
+    return students.filter(pk__in=enrolled.values("student"))

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path, register_converter
 
 from accounts import apis as accounts
+from accounts import provisioning_apis as provisioning
 from accounts import roster_apis as roster
 from accounts.admin_login import AdminLoginForm, admin_login
 from conversations import apis as conversations
@@ -35,9 +36,28 @@ api_urls: list[URLPattern | URLResolver] = [
     path("me/", accounts.MeApi.as_view(language_change=user_language_change), name="me"),
     path("students/", accounts.StudentListApi.as_view(), name="student-list"),
     path("students/<id:student_id>/", accounts.StudentDetailApi.as_view(), name="student-detail"),
-    path("classrooms/", accounts.ClassroomListApi.as_view(), name="classroom-list"),
     path("roster/imports/", roster.RosterImportListApi.as_view(), name="roster-import-list"),
     path("roster/imports/<id:import_id>/", roster.RosterImportDetailApi.as_view(), name="roster-import-detail"),
+    path("classrooms/", provisioning.ClassroomListCreateApi.as_view(), name="classroom-list"),
+    # Provisioning (docs/api.md#provisioning); a student's language change re-indexes memories.
+    path("users/", provisioning.UserListCreateApi.as_view(language_change=user_language_change), name="user-list"),
+    path(
+        "users/<id:user_id>/",
+        provisioning.UserDetailApi.as_view(language_change=user_language_change),
+        name="user-detail",
+    ),
+    path("schools/", provisioning.SchoolListApi.as_view(), name="school-list"),
+    path("classrooms/<id:classroom_id>/", provisioning.ClassroomDetailApi.as_view(), name="classroom-detail"),
+    path(
+        "classrooms/<id:classroom_id>/enrollments/",
+        provisioning.EnrollmentListCreateApi.as_view(),
+        name="classroom-enrollments",
+    ),
+    path(
+        "classrooms/<id:classroom_id>/enrollments/<id:user_id>/",
+        provisioning.EnrollmentDetailApi.as_view(),
+        name="classroom-enrollment",
+    ),
     path("conversations/", conversations.ConversationListCreateApi.as_view(), name="conversation-list"),
     path(
         "conversations/<id:conversation_id>/",

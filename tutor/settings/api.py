@@ -51,6 +51,8 @@ SPECTACULAR_SETTINGS = {
         "LanguageEnum": "accounts.models.User.Language",
         "UserRoleEnum": "accounts.models.User.Role",
         "RosterImportStatusEnum": "accounts.models.RosterImport.Status",
+        "ProvisionedRoleEnum": "accounts.provisioning_apis.PROVISIONED_ROLES",
+        "EnrolledRoleEnum": "accounts.provisioning_apis.ENROLLED_ROLES",
         "ConversationStatusEnum": "conversations.models.Conversation.Status",
         "SummaryStatusEnum": "conversations.models.Conversation.SummaryStatus",
         "MessageRoleEnum": "conversations.models.Message.Role",
