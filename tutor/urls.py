@@ -20,6 +20,7 @@ from memory import apis as memory
 from memory import card_apis as card
 from memory.language import user_language_change
 from privacy import apis as privacy
+from web import apis as web_apis
 from web import views as web_views
 
 register_converter(IdConverter, "id")
@@ -102,6 +103,7 @@ api_urls: list[URLPattern | URLResolver] = [
     path("quizzes/<id:quiz_id>/answers/", learning.QuizAnswersApi.as_view(), name="quiz-answers"),
     path("students/<id:student_id>/skills/", learning.StudentSkillsApi.as_view(), name="student-skills"),
     path("classrooms/<id:classroom_id>/skills/", learning.ClassroomSkillsApi.as_view(), name="classroom-skills"),
+    path("classrooms/<id:classroom_id>/roster/", web_apis.RosterApi.as_view(), name="classroom-roster"),
     path("students/<id:student_id>/reviews/", learning_reviews.StudentReviewsApi.as_view(), name="student-reviews"),
     path(
         "classrooms/<id:classroom_id>/reviews/",
