@@ -84,6 +84,7 @@ BOTH_DATABASES = (
     "tests/accounts/test_roster_bundle.py",
     "tests/accounts/test_roster_api.py",
     "tests/webhooks/",
+    "tests/web/test_roster_api.py",
 )
 
 

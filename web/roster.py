@@ -4,7 +4,8 @@ workspace (GET /api/v1/classrooms/{id}/roster/).
 It joins what several apps own (conversations: last activity; safety: open flags; learning:
 reviews due and mastery), so it lives in `web`, the layer that may import them all. The class
 is found as learning.selectors.classroom_skills finds it (accounts.selectors.classrooms_visible_to:
-the class's active teachers, its school's administrators); any other class is a 404. A fixed number of queries whatever the class's size.
+the class's active teachers, its school's administrators); any other class is a 404. A fixed
+number of queries whatever the class's size.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from accounts.models import Classroom, TeacherEnrollment, User
+from accounts.selectors import enrollments_current
 from conversations.models import Conversation
 from learning.models import ReviewCard
 from learning.selectors import classroom_skills
@@ -51,21 +53,14 @@ class Roster:
 
 
 def classroom_roster(*, user: Any, classroom_id: int) -> Roster:
-    """The active students actively enrolled in a class `user` may see (its teachers, its school's
-    administrators; anyone else NotFound), by username, each with their last activity, their open
-    safety flags, the skills due for review now and their mastery per skill."""
+    """The current students (accounts.selectors.enrollments_current) of a class `user` may see
+    (its teachers, its school's administrators; anyone else NotFound), by username, each with
+    their last activity, their open safety flags, the skills due for review now and their
+    mastery per skill."""
     classroom, skills = classroom_skills(user=user, classroom_id=classroom_id)
     now = timezone.now()
-    students = list(
-        User.objects.filter(
-            role=User.Role.STUDENT,
-            is_active=True,
-            enrollments__classroom=classroom,
-            enrollments__active=True,
-        )
-        .distinct()
-        .order_by("username")
-    )
+    current = enrollments_current().filter(classroom=classroom).values("student_id")
+    students = list(User.objects.filter(pk__in=current).order_by("username"))
     ids = [s.pk for s in students]
     last = dict(
         Conversation.objects.filter(student_id__in=ids)

@@ -71,8 +71,8 @@ async function narrow(page, name) {
 
 async function studentPart(page) {
   const { student, fact, summary, conversation, quiz, task, pendingChange, supersession, needsReview } = data;
-  await page.locator("#student option", { hasText: student.username }).first().waitFor({ state: "attached", timeout: TIMEOUT });
-  await page.locator("#student").selectOption(String(student.id));
+  // The class overview's roster opens the student's view.
+  await page.locator(`#roster tr[data-student="${student.id}"] th button`).click();
   const factCard = page.locator(`[data-memory="${fact}"]`);
   await factCard.locator(`[data-evidence="${summary}"]`).waitFor({ timeout: TIMEOUT });
 
@@ -279,6 +279,8 @@ async function classPart(page) {
   seen.legendFr = await texts(page.locator("#class-legend li"));
   seen.classCaptionFr = await text(page.locator("#class-table caption"));
   await pageChecks(page, "class french");
+  // Back to the class overview.
+  await page.locator("#back-to-class").click();
   await page.locator("#class").scrollIntoViewIfNeeded();
   await narrow(page, "class-390px-fr");
 }

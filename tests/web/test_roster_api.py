@@ -15,18 +15,11 @@ from accounts.services import classroom_create
 from conversations.models import Conversation
 from conversations.services import conversation_create
 from learning.models import ReviewCard
-from learning.services import quiz_answers_submit
 from safety.models import Flag
 from tests.conftest import client_for, make_user
-from tests.learning.conftest import ALL_RIGHT, SKILL, THREE_OF_FIVE, answers_body, make_quiz
+from tests.learning.conftest import ALL_RIGHT, SKILL, THREE_OF_FIVE
+from tests.learning.test_reviews import answered
 from tests.safety.test_flags_api import make_flag
-
-
-def _answered(student: Any, given: list[str]) -> None:
-    quiz = make_quiz(student)
-    quiz_answers_submit(
-        user=student, quiz_id=quiz.pk, client_attempt_id=f"q{quiz.pk}", answers=answers_body(quiz, given)["answers"]
-    )
 
 
 def _roster(client: Any, classroom_id: int) -> Any:
@@ -43,7 +36,7 @@ def test_the_roster_gives_each_students_figures(clients, school):
     make_flag(alice)
     make_flag(alice)
     make_flag(alice, status=Flag.Status.ACKNOWLEDGED)
-    _answered(alice, THREE_OF_FIVE)
+    answered(alice, THREE_OF_FIVE)
     moment = timezone.now() - timedelta(hours=3)
     Conversation.objects.filter(student=alice).update(last_activity_at=moment - timedelta(days=2))
     conversation = conversation_create(user=alice, subject="Fractions")
@@ -85,7 +78,7 @@ def test_the_roster_costs_the_same_whatever_the_class_size(clients, school):
     for n in range(6):
         student = make_user(f"extra{n}")
         Enrollment.objects.create(classroom=school["class_a"], student=student)
-        _answered(student, ALL_RIGHT)
+        answered(student, ALL_RIGHT)
         make_flag(student)
     assert count() == small
 

@@ -213,7 +213,7 @@ export async function run(page: Page): Promise<void> {
   }
 }
 
-export function displayName(user: User): string {
+export function displayName(user: Pick<User, "username" | "first_name" | "last_name">): string {
   const full = [user.first_name, user.last_name].filter(Boolean).join(" ");
   return full ? `${full} (${user.username})` : user.username;
 }

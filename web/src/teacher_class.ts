@@ -22,6 +22,7 @@ let skills: ClassSkills | null = null;
 let reviews: ClassReviews | null = null;
 let pick: (studentId: number) => void = () => undefined;
 let changedClass: (classroom: Classroom | null) => void = () => undefined;
+let loaded: () => void = () => undefined;
 
 const classSelect = () => byId<HTMLSelectElement>("classroom");
 
@@ -115,15 +116,15 @@ function draw(): void {
   const hasRows = Boolean(skills?.skills.length) && rows().length > 0;
   byId("class-empty").textContent = unavailable
     ? t("class_unavailable")
-    : !classrooms.length
-      ? t("no_classes")
-      : skills && !hasRows
+    : skills && !hasRows
         ? t("class_no_skills")
         : "";
   byId("class-table").replaceChildren(...(hasRows ? [table()] : []));
   byId("class-table").hidden = !hasRows;
   byId("class-legend").replaceChildren(...(hasRows ? [legend()] : []));
   byId("class-ask-part").hidden = !classrooms.length;
+  // The overview says when there is no class (./teacher_roster).
+  byId(SECTION).hidden = !classrooms.length && !unavailable;
 }
 
 async function loadClass(): Promise<void> {
@@ -157,13 +158,31 @@ export async function loadClasses(): Promise<void> {
       unavailable = true;
     }
     draw();
+    loaded();
     await loadClass();
   });
 }
 
-export function startClasses(onPick: (studentId: number) => void, onClass: (classroom: Classroom | null) => void): void {
+/** The classes one may open (a teacher's own; a school administrator's school's). */
+export function classroomList(): Classroom[] {
+  return classrooms;
+}
+
+/** Make `id` the chosen class (the overview follows). */
+export async function chooseClassroom(id: number): Promise<void> {
+  if (!classrooms.some((c) => c.id === id)) return;
+  classSelect().value = String(id);
+  await sectionAct(SECTION, null, loadClass);
+}
+
+export function startClasses(
+  onPick: (studentId: number) => void,
+  onClass: (classroom: Classroom | null) => void,
+  onList: () => void = () => undefined,
+): void {
   pick = onPick;
   changedClass = onClass;
+  loaded = onList;
 }
 
 export function redrawClasses(): void {

@@ -279,6 +279,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/classrooms/{classroom_id}/roster/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A class's roster
+         * @description Each active student of the class with their last activity, open safety flags, reviews
+         *     due and mastery per skill (the class's teachers, its school's administrators; any other
+         *     class, or any for a student: 404).
+         */
+        get: operations["classrooms_roster_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/classrooms/{classroom_id}/skills/": {
         parameters: {
             query?: never;
@@ -2953,6 +2975,56 @@ export interface components {
          * @enum {string}
          */
         RosterImportStatusEnum: "queued" | "running" | "done" | "failed";
+        RosterOutput: {
+            classroom: number;
+            name: string;
+            /**
+             * Format: date-time
+             * @description When the figures were read (reviews due, mastery decayed to it).
+             */
+            as_of: string;
+            /** @description Its active teachers, primary first. */
+            teachers: components["schemas"]["RosterPersonOutput"][];
+            /** @description Its active students, by username. */
+            students: components["schemas"]["RosterStudentOutput"][];
+        };
+        RosterPersonOutput: {
+            id: number;
+            username: string;
+            first_name: string;
+            last_name: string;
+        };
+        RosterSkillOutput: {
+            /** @description The skill's label, as last written. */
+            skill: string;
+            /**
+             * Format: double
+             * @description The mastery estimate now, 0 to 1.
+             */
+            estimate: number;
+        };
+        RosterStudentOutput: {
+            id: number;
+            username: string;
+            first_name: string;
+            last_name: string;
+            /**
+             * Format: date-time
+             * @description The latest activity in any of their conversations; null: none yet.
+             */
+            last_activity_at: string | null;
+            /** @description Their safety flags still open (not yet acknowledged). */
+            open_flags: number;
+            /** @description Their skills due for review now. */
+            reviews_due: number;
+            /**
+             * Format: double
+             * @description The mean of their skills' estimates now; null: no skill assessed yet.
+             */
+            mastery_average: number | null;
+            /** @description Their assessed skills, weakest first. */
+            skills: components["schemas"]["RosterSkillOutput"][];
+        };
         /** @description The student may be in crisis: show this message and these resources prominently. */
         SafetyEvent: {
             data: components["schemas"]["SafetyNoticeData"];
@@ -4965,6 +5037,90 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClassroomReviewsOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    classrooms_roster_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                classroom_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RosterOutput"];
                 };
             };
             /** @description The input is invalid: `details` holds a message per field. */

@@ -634,7 +634,6 @@
     // Teacher
     students_heading: "Choose a student",
     student: "Student",
-    no_students: "You have no students yet.",
     show: "Show",
     status_active: "Active",
     status_archived: "Archived",
@@ -734,6 +733,38 @@
     student_number: "student #{id}",
     jump_to: "Go to:",
     // the class
+    // Teacher: the workspace (the class overview, a student's view, the school)
+    views_label: "Workspace",
+    view_class: "Class overview",
+    view_school: "My school",
+    overview_heading: "Class {name}",
+    class_skills_heading: "Skills of the class",
+    roster_caption_one: "{name}: {count} student",
+    roster_caption_other: "{name}: {count} students",
+    roster_empty: "No student is enrolled in this class yet.",
+    roster_teachers: "Teachers: {names}",
+    roster_last_activity: "Last activity",
+    roster_never: "no conversation yet",
+    roster_flags: "Open flags",
+    roster_no_flags: "none",
+    roster_flags_count: "{count} open",
+    roster_reviews: "Reviews due",
+    roster_no_reviews: "none",
+    roster_reviews_count: "{count} due",
+    roster_mastery: "Mastery",
+    roster_chart_label_one: "{count} skill assessed, {average}",
+    roster_chart_label_other: "{count} skills assessed, {average} on average",
+    homework_heading: "Set homework for the class",
+    homework_instructions: "Instructions (optional)",
+    homework_due: "Due (optional)",
+    homework_set: "Set the homework",
+    homework_done: "“{title}” was set for {name}.",
+    back_to_class: "← Back to the class",
+    student_switch: "Another student",
+    note_short: "Add a note",
+    school_heading: "My school",
+    school_no_classes: "Your school has no class yet.",
+    school_classes_caption: "Classes ({count})",
     class_heading: "My class",
     classroom: "Class",
     no_classes: "You have no class yet.",
@@ -1045,7 +1076,6 @@
     memory_count: "{count} mémoires",
     students_heading: "Choisir un élève",
     student: "Élève",
-    no_students: "Vous n'avez pas encore d'élèves.",
     show: "Afficher",
     status_active: "Actives",
     status_archived: "Archivées",
@@ -1140,6 +1170,38 @@
     // teacher page (issue 24)
     student_number: "élève n° {id}",
     jump_to: "Aller à :",
+    // Enseignant : l'espace de travail (la classe, la vue d'un élève, l'établissement)
+    views_label: "Espace de travail",
+    view_class: "Vue de la classe",
+    view_school: "Mon établissement",
+    overview_heading: "Classe {name}",
+    class_skills_heading: "Compétences de la classe",
+    roster_caption_one: "{name} : {count} élève",
+    roster_caption_other: "{name} : {count} élèves",
+    roster_empty: "Aucun élève n'est encore inscrit dans cette classe.",
+    roster_teachers: "Enseignants : {names}",
+    roster_last_activity: "Dernière activité",
+    roster_never: "aucune conversation",
+    roster_flags: "Signalements ouverts",
+    roster_no_flags: "aucun",
+    roster_flags_count: "{count} ouvert(s)",
+    roster_reviews: "Révisions dues",
+    roster_no_reviews: "aucune",
+    roster_reviews_count: "{count} due(s)",
+    roster_mastery: "Maîtrise",
+    roster_chart_label_one: "{count} compétence évaluée, {average}",
+    roster_chart_label_other: "{count} compétences évaluées, {average} en moyenne",
+    homework_heading: "Donner un devoir à la classe",
+    homework_instructions: "Consignes (facultatif)",
+    homework_due: "À rendre le (facultatif)",
+    homework_set: "Donner le devoir",
+    homework_done: "« {title} » a été donné à {name}.",
+    back_to_class: "← Retour à la classe",
+    student_switch: "Un autre élève",
+    note_short: "Ajouter une note",
+    school_heading: "Mon établissement",
+    school_no_classes: "Votre établissement n'a pas encore de classe.",
+    school_classes_caption: "Classes ({count})",
     class_heading: "Ma classe",
     classroom: "Classe",
     no_classes: "Vous n'avez pas encore de classe.",
@@ -1412,8 +1474,8 @@
       (whole, name) => name in params ? String(params[name]) : whole
     );
   }
-  function plural(count) {
-    return new Intl.PluralRules(current).select(count) === "one" ? "one" : "other";
+  function plural(count2) {
+    return new Intl.PluralRules(current).select(count2) === "one" ? "one" : "other";
   }
   function isKey(key) {
     return key in en;
@@ -1477,8 +1539,8 @@
   function label(key) {
     return t(key);
   }
-  function provenance(memory, me2) {
-    const author = memory.author === null || memory.author === void 0 ? t("none") : memory.author === me2.id ? t("author_you") : t("author_teacher", { id: memory.author });
+  function provenance(memory, me3) {
+    const author = memory.author === null || memory.author === void 0 ? t("none") : memory.author === me3.id ? t("author_you") : t("author_teacher", { id: memory.author });
     const rows2 = [
       ["kind", label(`kind_${memory.kind}`)],
       ["source", label(`source_${memory.source}`)],
@@ -1508,16 +1570,16 @@
     const wrongPage = byId("wrong-page");
     const languageSelect = byId("language");
     const loading = byId("loading");
-    let me2 = null;
+    let me3 = null;
     function showLanguage(lang) {
       setLanguage(lang);
       languageSelect.value = lang;
       translatePage();
-      if (me2) byId("whoami").textContent = t("signed_in_as", { name: displayName(me2) });
+      if (me3) byId("whoami").textContent = t("signed_in_as", { name: displayName(me3) });
       page3.redraw();
     }
     async function signedIn(user) {
-      me2 = user;
+      me3 = user;
       loginSection.hidden = true;
       account.hidden = false;
       showLanguage(user.language ?? "en");
@@ -1529,7 +1591,7 @@
       await page3.start(user);
     }
     function signedOut() {
-      me2 = null;
+      me3 = null;
       account.hidden = true;
       app.hidden = true;
       wrongPage.hidden = true;
@@ -1539,10 +1601,10 @@
     }
     byId("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
-      const form2 = event.currentTarget;
+      const form3 = event.currentTarget;
       const username = byId("username").value;
       const password = byId("password");
-      void act(form2.querySelector("button"), async () => {
+      void act(form3.querySelector("button"), async () => {
         unwrap(await api.GET("/api/v1/auth/csrf/"));
         const { user } = unwrap(await api.POST("/api/v1/auth/login/", { body: { username, password: password.value } }));
         password.value = "";
@@ -1557,13 +1619,13 @@
     });
     languageSelect.addEventListener("change", () => {
       const lang = languageSelect.value === "fr" ? "fr" : "en";
-      if (!me2) {
+      if (!me3) {
         showLanguage(lang);
         return;
       }
       void act(null, async () => {
         const user = unwrap(await api.PATCH("/api/v1/me/", { body: { language: lang } }));
-        me2 = user;
+        me3 = user;
         showLanguage(user.language ?? lang);
       }).then((ok) => {
         if (!ok) languageSelect.value = language();
@@ -1621,13 +1683,13 @@
     const note = h("input", { name: "note", maxlength: "2000" });
     note.id = `acknowledge-${flag.id}-note`;
     const submit = h("button", { type: "submit" }, t("acknowledge"));
-    const form2 = h(
+    const form3 = h(
       "form",
       { class: "acknowledge inline" },
       h("p", { class: "field" }, h("label", { for: note.id }, t("acknowledge_note")), note),
       submit
     );
-    form2.addEventListener("submit", (event) => {
+    form3.addEventListener("submit", (event) => {
       event.preventDefault();
       void act(submit, async () => {
         const updated = unwrap(
@@ -1640,7 +1702,7 @@
         announce(t("acknowledged"));
       });
     });
-    return form2;
+    return form3;
   }
   function resolveForm(flag) {
     const note = h("textarea", { name: "note", rows: "2", maxlength: "2000", required: true });
@@ -1653,14 +1715,14 @@
     );
     outcome.id = `resolve-${flag.id}-outcome`;
     const submit = h("button", { type: "submit" }, t("resolve_confirm"));
-    const form2 = h(
+    const form3 = h(
       "form",
       { class: "resolve" },
       h("p", { class: "field" }, h("label", { for: note.id }, t("resolve_note")), note),
       h("p", { class: "field" }, h("label", { for: outcome.id }, t("resolve_outcome")), outcome),
       submit
     );
-    form2.addEventListener("submit", (event) => {
+    form3.addEventListener("submit", (event) => {
       event.preventDefault();
       void act(submit, async () => {
         const updated = unwrap(
@@ -1673,7 +1735,7 @@
         announce(t("resolved"));
       });
     });
-    return h("details", { class: "action" }, h("summary", {}, t("resolve")), form2);
+    return h("details", { class: "action" }, h("summary", {}, t("resolve")), form3);
   }
   function flagCard(flag) {
     const rows2 = [
@@ -1852,12 +1914,12 @@
       if (button2) button2.disabled = false;
     }
   }
-  function showFieldErrors(form2, error) {
-    clearFieldErrors(form2);
+  function showFieldErrors(form3, error) {
+    clearFieldErrors(form3);
     if (!(error instanceof ApiError) || typeof error.details !== "object" || error.details === null) return false;
     let first = null;
     for (const [name, messages] of Object.entries(error.details)) {
-      const control = form2.elements.namedItem(name);
+      const control = form3.elements.namedItem(name);
       if (!(control instanceof HTMLElement) || !control.id) continue;
       const text = (Array.isArray(messages) ? messages : [messages]).map(String).join(" ");
       const note = h("span", { class: "field-error", id: `${control.id}-error` }, text);
@@ -1870,9 +1932,9 @@
     first?.focus();
     return first !== null;
   }
-  function clearFieldErrors(form2) {
-    for (const note of form2.querySelectorAll(".field-error")) {
-      const control = form2.querySelector(`[aria-describedby~="${note.id}"]`);
+  function clearFieldErrors(form3) {
+    for (const note of form3.querySelectorAll(".field-error")) {
+      const control = form3.querySelector(`[aria-describedby~="${note.id}"]`);
       if (control) {
         control.removeAttribute("aria-invalid");
         const rest = (control.getAttribute("aria-describedby") ?? "").split(" ").filter((id) => id && id !== note.id);
@@ -1882,15 +1944,15 @@
       note.remove();
     }
   }
-  async function formAct(section, form2, button2, action) {
+  async function formAct(section, form3, button2, action) {
     sectionError(section, null);
-    clearFieldErrors(form2);
+    clearFieldErrors(form3);
     if (button2) button2.disabled = true;
     try {
       await action();
       return true;
     } catch (error) {
-      if (!showFieldErrors(form2, error)) sectionError(section, error);
+      if (!showFieldErrors(form3, error)) sectionError(section, error);
       return false;
     } finally {
       if (button2) button2.disabled = false;
@@ -1930,7 +1992,7 @@
     file: "cite_file",
     card: "cite_card"
   };
-  function drawAnswer(answer, prefix, names, open2) {
+  function drawAnswer(answer, prefix, names, open3) {
     const numbers = new Map(answer.citations.map((c, i) => [c.ref, i + 1]));
     const links = (refs) => refs.filter((ref) => numbers.has(ref)).map((ref) => h("a", { href: `#${prefix}-cite-${numbers.get(ref)}`, class: "ref", "data-ref": ref }, `[${numbers.get(ref)}]`));
     const claims = answer.claims.length ? answer.claims.map(
@@ -1952,8 +2014,8 @@
         {},
         ...answer.students.map((s) => {
           const button2 = h("button", { type: "button", class: "link" }, s.username);
-          button2.addEventListener("click", () => open2?.(s.id));
-          return h("li", { "data-student": String(s.id) }, open2 ? button2 : s.username, " ", ...links(s.refs));
+          button2.addEventListener("click", () => open3?.(s.id));
+          return h("li", { "data-student": String(s.id) }, open3 ? button2 : s.username, " ", ...links(s.refs));
         })
       )
     ) : null;
@@ -1987,7 +2049,7 @@
       ) : null
     );
   }
-  function askBox(prefix, target, names, open2) {
+  function askBox(prefix, target, names, open3) {
     const root = byId(prefix);
     const question = h("textarea", { name: "question", rows: "2", maxlength: "1000", required: true });
     question.id = `${prefix}-question`;
@@ -1997,47 +2059,47 @@
     let answer = null;
     let streamed = "";
     let asking = false;
-    function draw8() {
+    function draw10() {
       label2.textContent = target()?.label ?? t("ask_question");
       submit.textContent = t("ask");
-      if (answer) output.replaceChildren(drawAnswer(answer, prefix, names, open2));
+      if (answer) output.replaceChildren(drawAnswer(answer, prefix, names, open3));
       else if (streamed) output.replaceChildren(h("p", { class: "answer-text streaming" }, streamed));
       else if (asking) output.replaceChildren(h("p", { class: "thinking", role: "status" }, t("ask_thinking")));
       else output.replaceChildren();
     }
-    const form2 = h("form", { class: "ask" }, h("p", { class: "field" }, label2, question), submit);
-    form2.addEventListener("submit", (event) => {
+    const form3 = h("form", { class: "ask" }, h("p", { class: "field" }, label2, question), submit);
+    form3.addEventListener("submit", (event) => {
       event.preventDefault();
       const chosen = target();
       if (!chosen) return;
       answer = null;
       streamed = "";
       asking = true;
-      draw8();
+      draw10();
       output.setAttribute("aria-busy", "true");
       void sectionAct(prefix, submit, async () => {
         for await (const e of askStream(chosen.path, question.value)) {
           if (e.event === "delta") streamed += e.text;
           else answer = e.answer;
-          draw8();
+          draw10();
         }
       }).finally(() => {
         asking = false;
         output.removeAttribute("aria-busy");
-        draw8();
+        draw10();
       });
     });
-    root.replaceChildren(form2, output);
-    draw8();
+    root.replaceChildren(form3, output);
+    draw10();
     return {
       clear() {
         answer = null;
         streamed = "";
         asking = false;
         question.value = "";
-        draw8();
+        draw10();
       },
-      redraw: draw8
+      redraw: draw10
     };
   }
 
@@ -2156,9 +2218,9 @@
     byId("card-view").replaceChildren(...card ? [view(card)] : []);
     const edit = byId("card-edit");
     edit.hidden = card === null;
-    const open2 = edit.open;
+    const open3 = edit.open;
     edit.replaceChildren(h("summary", {}, t("card_edit")), ...card ? [form(card)] : []);
-    edit.open = open2;
+    edit.open = open3;
     byId("card-history").hidden = card === null;
     byId("card-changes").replaceChildren(
       ...changes === null ? [] : changes.length ? changes.map(change) : [h("li", {}, t("card_no_changes"))]
@@ -2403,6 +2465,7 @@
   var reviews2 = null;
   var pick = () => void 0;
   var changedClass = () => void 0;
+  var loaded = () => void 0;
   var classSelect = () => byId("classroom");
   function selectedClassroom() {
     return classrooms.find((c) => String(c.id) === classSelect().value) ?? classrooms[0] ?? null;
@@ -2416,9 +2479,9 @@
   function dueFor(studentId, skill) {
     return reviews2?.students.find((s) => s.id === studentId)?.due.find((r) => r.skill === skill);
   }
-  function cell(row, skill) {
-    const mastery2 = skill.students.find((s) => s.student_id === row.id);
-    const due = dueFor(row.id, skill.skill);
+  function cell(row2, skill) {
+    const mastery2 = skill.students.find((s) => s.student_id === row2.id);
+    const due = dueFor(row2.id, skill.skill);
     const mark = due ? h("span", { class: "due-mark", title: reviewText(due) }, t("due_mark")) : null;
     if (!mastery2) {
       return h("td", { class: "cell not-assessed" }, h("span", { class: "value" }, t("none")), h("span", { class: "sr-only" }, t("not_assessed")), mark);
@@ -2433,9 +2496,9 @@
       mark
     );
   }
-  function studentButton(row) {
-    const button2 = h("button", { type: "button", class: "link" }, row.username);
-    button2.addEventListener("click", () => pick(row.id));
+  function studentButton(row2) {
+    const button2 = h("button", { type: "button", class: "link" }, row2.username);
+    button2.addEventListener("click", () => pick(row2.id));
     return button2;
   }
   function table() {
@@ -2460,7 +2523,7 @@
         "tbody",
         {},
         ...rows().map(
-          (row) => h("tr", { "data-student": String(row.id) }, h("th", { scope: "row" }, studentButton(row)), ...columns.map((s) => cell(row, s)))
+          (row2) => h("tr", { "data-student": String(row2.id) }, h("th", { scope: "row" }, studentButton(row2)), ...columns.map((s) => cell(row2, s)))
         )
       )
     );
@@ -2480,22 +2543,23 @@
     if (chosen) select.value = chosen;
     byId("classroom-field").hidden = classrooms.length < 2;
     const hasRows = Boolean(skills2?.skills.length) && rows().length > 0;
-    byId("class-empty").textContent = unavailable ? t("class_unavailable") : !classrooms.length ? t("no_classes") : skills2 && !hasRows ? t("class_no_skills") : "";
+    byId("class-empty").textContent = unavailable ? t("class_unavailable") : skills2 && !hasRows ? t("class_no_skills") : "";
     byId("class-table").replaceChildren(...hasRows ? [table()] : []);
     byId("class-table").hidden = !hasRows;
     byId("class-legend").replaceChildren(...hasRows ? [legend()] : []);
     byId("class-ask-part").hidden = !classrooms.length;
+    byId(SECTION3).hidden = !classrooms.length && !unavailable;
   }
   async function loadClass() {
-    const classroom2 = selectedClassroom();
+    const classroom3 = selectedClassroom();
     skills2 = null;
     reviews2 = null;
     draw4();
-    changedClass(classroom2);
-    if (!classroom2) return;
+    changedClass(classroom3);
+    if (!classroom3) return;
     const [figures, schedule] = await Promise.all([
-      api.GET("/api/v1/classrooms/{classroom_id}/skills/", { params: { path: { classroom_id: classroom2.id } } }),
-      api.GET("/api/v1/classrooms/{classroom_id}/reviews/", { params: { path: { classroom_id: classroom2.id } } }).then(unwrap).catch((error) => ({ error }))
+      api.GET("/api/v1/classrooms/{classroom_id}/skills/", { params: { path: { classroom_id: classroom3.id } } }),
+      api.GET("/api/v1/classrooms/{classroom_id}/reviews/", { params: { path: { classroom_id: classroom3.id } } }).then(unwrap).catch((error) => ({ error }))
     ]);
     skills2 = unwrap(figures);
     reviews2 = "error" in schedule ? null : schedule;
@@ -2513,12 +2577,22 @@
         unavailable = true;
       }
       draw4();
+      loaded();
       await loadClass();
     });
   }
-  function startClasses(onPick, onClass) {
+  function classroomList() {
+    return classrooms;
+  }
+  async function chooseClassroom(id) {
+    if (!classrooms.some((c) => c.id === id)) return;
+    classSelect().value = String(id);
+    await sectionAct(SECTION3, null, loadClass);
+  }
+  function startClasses(onPick, onClass, onList = () => void 0) {
     pick = onPick;
     changedClass = onClass;
+    loaded = onList;
   }
   function redrawClasses() {
     draw4();
@@ -2583,8 +2657,8 @@
     panel.hidden = open === null;
     if (!open) return;
     byId("transcript-heading").textContent = title(open.conversation);
-    const count = open.conversation.message_count;
-    byId("transcript-meta").textContent = `${t(`conversation_status_${open.conversation.status}`)} · ${t(`message_count_${plural(count)}`, { count })}`;
+    const count2 = open.conversation.message_count;
+    byId("transcript-meta").textContent = `${t(`conversation_status_${open.conversation.status}`)} · ${t(`message_count_${plural(count2)}`, { count: count2 })}`;
     byId("transcript-messages").replaceChildren(...open.messages.map(message));
     byId("transcript-empty").textContent = open.messages.length ? "" : t("no_messages");
     byId("older-messages").hidden = open.before === null;
@@ -2748,7 +2822,7 @@
     content.value = memory.content;
     const visibility = memory.kind === "teacher_note" ? visibilitySelect(memory.visibility ?? "student") : null;
     const submit = h("button", { type: "submit" }, t("save"));
-    const form2 = h(
+    const form3 = h(
       "form",
       { class: "correct" },
       field(`${id}-title`, "title", title2),
@@ -2756,7 +2830,7 @@
       visibility && field(`${id}-visibility`, "visibility", visibility),
       submit
     );
-    form2.addEventListener("submit", (event) => {
+    form3.addEventListener("submit", (event) => {
       event.preventDefault();
       const body = { title: title2.value, content: content.value };
       if (visibility) body.visibility = visibility.value === "teacher_only" ? "teacher_only" : "student";
@@ -2765,13 +2839,13 @@
         await done(t("corrected"));
       });
     });
-    return h("details", { class: "action" }, h("summary", {}, t("correct")), form2);
+    return h("details", { class: "action" }, h("summary", {}, t("correct")), form3);
   }
   function archiveForm(memory, prefix, done) {
     const reason = h("input", { name: "reason", maxlength: "300", required: true });
     const submit = h("button", { type: "submit", class: "danger" }, t("archive_confirm"));
-    const form2 = h("form", { class: "archive" }, field(`${prefix}-${memory.id}-reason`, "archive_reason", reason), submit);
-    form2.addEventListener("submit", (event) => {
+    const form3 = h("form", { class: "archive" }, field(`${prefix}-${memory.id}-reason`, "archive_reason", reason), submit);
+    form3.addEventListener("submit", (event) => {
       event.preventDefault();
       void act(submit, async () => {
         unwrap(
@@ -2783,7 +2857,7 @@
         await done(t("archived"));
       });
     });
-    return h("details", { class: "action" }, h("summary", {}, t("archive")), form2);
+    return h("details", { class: "action" }, h("summary", {}, t("archive")), form3);
   }
   async function afterChange(text) {
     await loadMemories(student4);
@@ -2864,13 +2938,13 @@
   });
   byId("note-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    const form2 = event.currentTarget;
+    const form3 = event.currentTarget;
     const title2 = byId("note-title");
     const content = byId("note-content");
     const visibility = byId("note-visibility").value === "student" ? "student" : "teacher_only";
     const who = student4;
     if (!who) return;
-    void formAct("note", form2, form2.querySelector("button"), async () => {
+    void formAct("note", form3, form3.querySelector("button"), async () => {
       unwrap(
         await api.POST("/api/v1/memories/", {
           body: { student: who.id, title: title2.value, content: content.value, visibility }
@@ -2999,11 +3073,11 @@
     draw7();
     if (!who) return;
     await sectionAct(SECTION5, null, async () => {
-      const [open2, memories2] = await Promise.all([
+      const [open3, memories2] = await Promise.all([
         api.GET("/api/v1/memory-reviews/", { params: { query: { student: who.id, status: "open", page_size: 100 } } }),
         flaggedMemories(who)
       ]);
-      pairs = unwrap(open2).results;
+      pairs = unwrap(open3).results;
       flagged = memories2;
       draw7();
     });
@@ -3019,10 +3093,224 @@
     draw7();
   }
 
-  // web/src/teacher.ts
-  var students = [];
+  // web/src/teacher_roster.ts
+  var SECTION6 = "roster";
+  var SVG = "http://www.w3.org/2000/svg";
+  var MAX_BARS = 12;
+  var BAR = 6;
+  var GAP = 2;
+  var HEIGHT = 24;
   var classroom = null;
+  var roster = null;
+  var open2 = () => void 0;
+  function svg(tag, attrs, ...children) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+    node.append(...children);
+    return node;
+  }
+  function masteryChart(student6) {
+    if (!student6.skills.length) return h("span", { class: "not-assessed" }, t("not_assessed"));
+    const skills3 = student6.skills.slice(0, MAX_BARS);
+    const width = skills3.length * (BAR + GAP) - GAP;
+    const average = student6.mastery_average ?? 0;
+    const label2 = t(`roster_chart_label_${plural(student6.skills.length)}`, { count: student6.skills.length, average: percent(average) });
+    const chart = svg(
+      "svg",
+      { class: "spark", viewBox: `0 0 ${width} ${HEIGHT}`, width: String(width * 2), height: String(HEIGHT), role: "img", "aria-label": label2 },
+      svg("title", {}, label2),
+      svg("line", { class: "baseline", x1: "0", y1: String(HEIGHT - 0.5), x2: String(width), y2: String(HEIGHT - 0.5) }),
+      ...skills3.map((skill, i) => {
+        const height = Math.max(1, Math.round(skill.estimate * HEIGHT));
+        return svg(
+          "rect",
+          {
+            class: `bar mastery-${band(skill.estimate)}`,
+            x: String(i * (BAR + GAP)),
+            y: String(HEIGHT - height),
+            width: String(BAR),
+            height: String(height),
+            "data-skill": skill.skill
+          },
+          svg("title", {}, `${skill.skill}: ${percent(skill.estimate)}`)
+        );
+      })
+    );
+    return h(
+      "span",
+      { class: "mastery-glance" },
+      chart,
+      " ",
+      h("span", { class: `average mastery-text-${band(average)}` }, percent(average))
+    );
+  }
+  function count(value, zero, some) {
+    return h("span", { class: value ? "count some" : "count" }, value ? t(some, { count: value }) : t(zero));
+  }
+  function row(student6) {
+    const name = h("button", { type: "button", class: "link student-name" }, displayName(student6));
+    name.addEventListener("click", () => open2(student6.id));
+    return h(
+      "tr",
+      { "data-student": String(student6.id) },
+      h("th", { scope: "row", "data-label": t("student") }, name),
+      h(
+        "td",
+        { "data-label": t("roster_last_activity"), "data-field": "last_activity" },
+        student6.last_activity_at ? formatDate(student6.last_activity_at) : t("roster_never")
+      ),
+      h("td", { "data-label": t("roster_flags"), "data-field": "open_flags" }, count(student6.open_flags, "roster_no_flags", "roster_flags_count")),
+      h("td", { "data-label": t("roster_reviews"), "data-field": "reviews_due" }, count(student6.reviews_due, "roster_no_reviews", "roster_reviews_count")),
+      h("td", { "data-label": t("roster_mastery"), "data-field": "mastery" }, masteryChart(student6))
+    );
+  }
+  function table2(data) {
+    const headers2 = ["student", "roster_last_activity", "roster_flags", "roster_reviews", "roster_mastery"];
+    return h(
+      "table",
+      { class: "roster" },
+      h("caption", {}, t(`roster_caption_${plural(data.students.length)}`, { name: data.name, count: data.students.length })),
+      h("thead", {}, h("tr", {}, ...headers2.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, ...data.students.map(row))
+    );
+  }
+  function draw8() {
+    const data = roster;
+    const has = Boolean(data?.students.length);
+    byId("roster-empty").textContent = !classroom ? t("no_classes") : data && !has ? t("roster_empty") : "";
+    byId("roster").replaceChildren(...data && has ? [table2(data)] : []);
+    byId("homework").hidden = !classroom;
+    const teachers = data?.teachers.map((p) => displayName(p)) ?? [];
+    byId("overview-heading").textContent = data ? t("overview_heading", { name: data.name }) : t("class_heading");
+    byId("overview-heading").title = teachers.length ? t("roster_teachers", { names: teachers.join(", ") }) : "";
+  }
+  async function loadRoster(chosen) {
+    classroom = chosen;
+    roster = null;
+    draw8();
+    if (!chosen) return;
+    await sectionAct(SECTION6, null, async () => {
+      const data = unwrap(await api.GET("/api/v1/classrooms/{classroom_id}/roster/", { params: { path: { classroom_id: chosen.id } } }));
+      if (classroom?.id !== chosen.id) return;
+      roster = data;
+      draw8();
+    });
+  }
+  function startRoster(onOpen) {
+    open2 = onOpen;
+  }
+  function redrawRoster() {
+    draw8();
+  }
+  function resetRoster() {
+    classroom = null;
+    roster = null;
+    sectionStatus(SECTION6, "");
+    draw8();
+  }
+  var form2 = byId("homework-form");
+  form2.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const target = classroom;
+    if (!target) return;
+    const value = (name) => form2.elements.namedItem(name).value;
+    const due = value("due_at");
+    sectionStatus("homework", "");
+    void formAct("homework", form2, form2.querySelector("button"), async () => {
+      const task = unwrap(
+        await api.POST("/api/v1/tasks/", {
+          body: {
+            classroom: target.id,
+            title: value("title"),
+            instructions: value("instructions"),
+            subject: value("subject"),
+            due_at: due ? new Date(due).toISOString() : null
+          }
+        })
+      );
+      form2.reset();
+      sectionStatus("homework", t("homework_done", { title: task.title, name: target.name }));
+    });
+  });
+
+  // web/src/teacher_routes.ts
+  var SECTIONS = ["ask", "card", "review", "learning", "conversations", "note", "memories"];
+  var SECTION_IDS = {
+    ask: "ask",
+    card: "card",
+    review: "review",
+    learning: "learning",
+    conversations: "conversations",
+    note: "note",
+    memories: "memories-section"
+  };
+  function parseRoute(hash) {
+    const student6 = /^#student\/(\d+)(?:\/([a-z]+))?$/.exec(hash);
+    if (student6) {
+      const section = SECTIONS.find((s) => s === student6[2]) ?? null;
+      return { view: "student", student: Number(student6[1]), section };
+    }
+    if (hash === "#school") return { view: "school" };
+    return { view: "overview" };
+  }
+  function routeHash(route2) {
+    if (route2.view === "student") return `#student/${route2.student}${route2.section ? `/${route2.section}` : ""}`;
+    return `#${route2.view}`;
+  }
+  var show = async () => void 0;
+  function onRoute(apply) {
+    show = apply;
+  }
+  async function go(route2) {
+    const hash = routeHash(route2);
+    if (window.location.hash !== hash) window.history.pushState(null, "", hash);
+    await show();
+  }
+  function currentRoute() {
+    return parseRoute(window.location.hash);
+  }
+
+  // web/src/teacher_school.ts
+  function classesTable() {
+    const classes = classroomList();
+    if (!classes.length) return h("p", {}, t("school_no_classes"));
+    return h(
+      "table",
+      { class: "school-classes" },
+      h("caption", {}, t("school_classes_caption", { count: classes.length })),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("classroom")))),
+      h(
+        "tbody",
+        {},
+        ...classes.map((c) => {
+          const open3 = h("button", { type: "button", class: "link" }, c.name);
+          open3.addEventListener("click", () => {
+            void chooseClassroom(c.id);
+            void go({ view: "overview" });
+          });
+          return h("tr", { "data-classroom": String(c.id) }, h("th", { scope: "row" }, open3));
+        })
+      )
+    );
+  }
+  function draw9() {
+    byId("school-classes").replaceChildren(classesTable());
+  }
+  function redrawSchool() {
+    draw9();
+  }
+  function resetSchool() {
+    byId("school-classes").replaceChildren();
+  }
+
+  // web/src/teacher.ts
+  var me2 = null;
+  var students = [];
+  var classroom2 = null;
+  var loaded2 = null;
+  var route = { view: "overview" };
   var studentSelect = () => byId("student");
+  var isAdministrator = () => me2?.role === "administrator";
   function selectedStudent() {
     return students.find((s) => String(s.id) === studentSelect().value) ?? null;
   }
@@ -3035,8 +3323,29 @@
     const chosen = select.value;
     select.replaceChildren(...students.map((s) => h("option", { value: String(s.id) }, displayName(s))));
     if (chosen) select.value = chosen;
-    byId("no-students").hidden = students.length > 0;
-    byId("student-view").hidden = students.length === 0;
+  }
+  function drawStudentHead() {
+    const student6 = selectedStudent();
+    byId("students-heading").textContent = student6 ? displayName(student6) : "";
+    const current2 = route.view === "student" ? route.section : null;
+    for (const link of byId("section-nav").querySelectorAll("a[data-section]")) {
+      const section = link.dataset.section;
+      if (student6) link.href = routeHash({ view: "student", student: student6.id, section });
+      if (section === current2) link.setAttribute("aria-current", "location");
+      else link.removeAttribute("aria-current");
+    }
+  }
+  function drawViews() {
+    const view2 = route.view;
+    byId("overview-view").hidden = view2 !== "overview";
+    byId("student-view").hidden = view2 !== "student";
+    byId("school-view").hidden = view2 !== "school";
+    byId("views").hidden = !isAdministrator();
+    for (const link of byId("views").querySelectorAll("a[data-view]")) {
+      if (link.dataset.view === view2) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    drawStudentHead();
   }
   async function loadStudents() {
     const all = [];
@@ -3058,13 +3367,15 @@
   );
   var classAsk = askBox(
     "class-ask",
-    () => classroom ? { path: `/classrooms/${classroom.id}/ask/`, label: t("ask_about_class", { name: classroom.name }) } : null,
+    () => classroom2 ? { path: `/classrooms/${classroom2.id}/ask/`, label: t("ask_about_class", { name: classroom2.name }) } : null,
     nameOf,
-    (id) => void pickStudent(id)
+    (id) => void go({ view: "student", student: id, section: null })
   );
   async function loadStudent() {
     const student6 = selectedStudent();
+    loaded2 = student6?.id ?? null;
     studentAsk.clear();
+    byId("action-status").textContent = "";
     await Promise.all([
       act(null, () => loadMemories(student6)),
       loadReviews(student6),
@@ -3073,21 +3384,47 @@
       loadConversations(student6)
     ]);
   }
-  async function pickStudent(id) {
-    if (!students.some((s) => s.id === id)) return;
-    studentSelect().value = String(id);
-    const view2 = byId("student-view");
-    view2.scrollIntoView({ block: "start" });
-    await loadStudent();
+  function scrollToRoute() {
+    if (route.view !== "student" || !route.section) {
+      window.scrollTo({ top: 0 });
+      return;
+    }
+    const target = byId(SECTION_IDS[route.section]);
+    const nav = byId("section-nav").getBoundingClientRect().height;
+    window.scrollTo({ top: target.getBoundingClientRect().top + window.scrollY - nav - 8 });
   }
+  async function applyRoute() {
+    const before = route;
+    route = !window.location.hash && isAdministrator() ? { view: "school" } : currentRoute();
+    if (route.view === "school" && !isAdministrator()) route = { view: "overview" };
+    if (route.view === "student") {
+      const id = route.student;
+      if (students.some((s) => s.id === id)) studentSelect().value = String(id);
+      else route = { view: "overview" };
+    }
+    drawViews();
+    const moved = route.view !== before.view || route.view === "student";
+    if (moved) scrollToRoute();
+    if (route.view === "student" && selectedStudent()?.id !== loaded2) {
+      await loadStudent();
+      scrollToRoute();
+    }
+  }
+  onRoute(applyRoute);
+  window.addEventListener("popstate", () => void applyRoute());
+  window.addEventListener("hashchange", () => void applyRoute());
+  document.addEventListener("click", (event) => {
+    const link = event.target?.closest?.("a[href^='#']");
+    if (!(link instanceof HTMLAnchorElement) || !link.closest("#views, #section-nav, .student-head")) return;
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    void go(parseRoute(link.getAttribute("href") ?? ""));
+  });
   onReadConversation((flag) => {
     if (flag.conversation === null || flag.conversation === void 0) return;
     const conversation = flag.conversation;
     void (async () => {
-      if (students.some((s) => s.id === flag.student.id) && selectedStudent()?.id !== flag.student.id) {
-        studentSelect().value = String(flag.student.id);
-        await loadStudent();
-      }
+      await go({ view: "student", student: flag.student.id, section: "conversations" });
       await openConversation(conversation, null, flag.message ?? null);
     })();
   });
@@ -3096,27 +3433,35 @@
     if (what === "card") void reloadCard();
     else void Promise.all([act(null, () => loadMemories(selectedStudent())), loadReviews(selectedStudent())]);
   });
+  startRoster((id) => void go({ view: "student", student: id, section: null }));
   startClasses(
-    (id) => void pickStudent(id),
+    (id) => void go({ view: "student", student: id, section: null }),
     (chosen) => {
-      classroom = chosen;
+      classroom2 = chosen;
       classAsk.clear();
-    }
+      void loadRoster(chosen);
+    },
+    redrawSchool
   );
   studentSelect().addEventListener("change", () => {
-    byId("action-status").textContent = "";
-    void loadStudent();
+    const id = Number(studentSelect().value);
+    void go({ view: "student", student: id, section: route.view === "student" ? route.section : null });
   });
   void run({
     roles: ["teacher", "administrator"],
     async start(user) {
+      me2 = user;
       startMemories(user, () => void loadReviews(selectedStudent()));
-      await Promise.all([loadFlags(), loadStudents().then(loadStudent), loadClasses()]);
+      drawViews();
+      await Promise.all([loadFlags(), loadStudents().then(applyRoute), loadClasses()]);
     },
     redraw() {
       redrawFlags();
       drawStudents();
+      drawViews();
       redrawClasses();
+      redrawRoster();
+      redrawSchool();
       classAsk.redraw();
       studentAsk.redraw();
       redrawCard();
@@ -3126,14 +3471,19 @@
       redrawMemories();
     },
     reset() {
+      me2 = null;
       students = [];
-      classroom = null;
+      classroom2 = null;
+      loaded2 = null;
       showError(null);
       resetFlags();
       resetClasses();
+      resetRoster();
+      resetSchool();
       resetMemories();
       forgetEvidence();
       drawStudents();
+      drawViews();
       classAsk.clear();
       studentAsk.clear();
       void loadStudent();
