@@ -48,7 +48,7 @@ def users_apply(ctx: Context) -> None:
             role, org = roles.get(row.get("sourcedId", ""), ("", ""))
             known = ctx.users.get(row.get("sourcedId", ""))
             if not role and known is not None:  # a 1.2 delta changes a person and not their role
-                role, org = known.role, school_sids.get(known.school_id, "")
+                role, org = known.role, school_sids.get(known.school_id, "") if known.school_id else ""
             org = row.get("primaryOrgSourcedId") or org
         person = person_read(row, role=role, org_sid=org)
         existing = ctx.users.get(person.sid)
