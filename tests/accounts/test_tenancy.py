@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from accounts.models import Classroom, Enrollment, TeacherEnrollment, User
+from accounts.models import Classroom, Enrollment, RosterImport, TeacherEnrollment, User
 from conversations.models import Conversation, ConversationFile, Message
 from conversations.services import conversation_create
 from insights.models import AskLog
@@ -67,7 +67,11 @@ def student_rows(people: dict[str, Any], owner: str) -> dict[str, int]:
         student_id=student.pk, field="accommodations", op="add", value="Dyslexia", confidence=0.9, memory_id=None
     )
     assert change is not None
+    # An import by the student's school administrator: no one else's business.
+    administrator = make_user(f"admin_{owner}", User.Role.ADMINISTRATOR, school=student.school)
+    roster_import = RosterImport.objects.create(created_by=administrator, school=student.school, file="roster/a.zip")
     return {
+        "roster_import": roster_import.pk,
         "change": change.pk,
         "flag": flag.pk,
         "newer": newer.pk,
@@ -99,6 +103,7 @@ def learning_state():
 
 # (method, url template, body) for every endpoint that names one of alice's rows.
 DETAIL_ENDPOINTS = [
+    ("get", "/api/v1/roster/imports/{roster_import}/", None),
     ("get", "/api/v1/conversations/{conversation}/", None),
     ("get", "/api/v1/conversations/{conversation}/messages/", None),
     ("post", "/api/v1/conversations/{conversation}/messages/", {"content": "hello", "client_message_id": "x1"}),
@@ -319,6 +324,9 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("get", "/api/v1/safety/flags/?student={student}"): 200,
     ("post", "/api/v1/safety/flags/{flag}/acknowledge/"): 200,
     ("post", "/api/v1/safety/flags/{flag}/resolve/"): 200,
+    # An import is its uploader's (a school administrator) and staff's: not the class's teachers'
+    # nor another administrator's.
+    ("get", "/api/v1/roster/imports/{roster_import}/"): 404,
 }
 
 
@@ -326,7 +334,8 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
 @pytest.mark.parametrize(("method", "url", "body"), DETAIL_ENDPOINTS)
 def test_every_educator_of_the_student_gets_the_teachers_answer(schools, llm, educator, method, url, body):
     """5A's primary teacher, its second teacher and the administrator of alice's school get the
-    same answer from every endpoint that names one of alice's rows: no 404 but erasure's."""
+    same answer from every endpoint that names one of alice's rows: no 404 but erasure's and
+    another administrator's roster import."""
     rows = student_rows(schools, "alice")
     user = EDUCATORS[educator](schools)
     payload = None
@@ -343,6 +352,7 @@ def test_every_endpoint_has_the_teachers_answer():
 
 # Endpoints that name no one's row: each user gets only their own (tests below and in tests/tutor).
 OWN_ENDPOINTS = {
+    "/api/v1/roster/imports/",  # an upload makes the uploader's own import
     "/api/v1/auth/token/",
     "/api/v1/auth/csrf/",
     "/api/v1/auth/login/",
@@ -381,7 +391,7 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{task_id}", "{task}").replace("{classroom_id}", "{classroom}")
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
             template = template.replace("{flag_id}", "{flag}")
-            template = template.replace("{change_id}", "{change}")
+            template = template.replace("{change_id}", "{change}").replace("{import_id}", "{roster_import}")
             assert template in covered | PROVISIONING_ENDPOINTS, f"{path} is not in the tenancy matrix"
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"
