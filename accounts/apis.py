@@ -58,6 +58,8 @@ class TokenObtainApi(APIView):
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
+    # The posted credentials' user, or the error to answer (a subclass signs in another way).
+    sign_in = staticmethod(_authenticate)
 
     class Output(serializers.Serializer[None]):
         token = serializers.CharField()
@@ -70,7 +72,7 @@ class TokenObtainApi(APIView):
         auth=[],
     )
     def post(self, request: Request) -> Response:
-        user = _authenticate(request)
+        user = self.sign_in(request)
         token, _created = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 
@@ -98,6 +100,7 @@ class SessionLoginApi(APIView):
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
+    sign_in = staticmethod(_authenticate)
 
     class Output(serializers.Serializer[None]):
         user = UserOutput()
@@ -112,7 +115,7 @@ class SessionLoginApi(APIView):
     )
     def post(self, request: Request) -> Response:
         SessionAuthentication().enforce_csrf(request)
-        user = _authenticate(request)
+        user = self.sign_in(request)
         login(request._request, user)
         return Response({"user": UserOutput(user).data, "csrf_token": get_token(request._request)})
 

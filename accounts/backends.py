@@ -1,6 +1,7 @@
 """How a password is checked, whatever the way in: the API's token and session logins, the admin's
 login form, and anything else that calls `django.contrib.auth.authenticate` go through
 `LockoutBackend` (AUTHENTICATION_BACKENDS), so they share one lockout and one bound on hashing.
+A sign-in card's code goes through `SignInCodeBackend`, behind the same throttles.
 
 A password check is slow on purpose (PBKDF2, about a second on small machines). So that a burst
 of sign-ins cannot starve other requests:
@@ -20,10 +21,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.backends import BaseBackend, ModelBackend
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from accounts.codes import code_lockout_key, sign_in_code_use
 from accounts.models import User
 from core.db import connection_release
 from core.throttles import LoginAttempt, LoginUnavailable
@@ -102,3 +104,36 @@ class LockoutBackend(ModelBackend):
             return None
         attempt.succeeded()
         return user
+
+
+class SignInCodeBackend(BaseBackend):
+    """A sign-in card's code (accounts.codes) for a student, behind the password's throttles:
+    every attempt counts against the address's rate (LOGIN_ADDRESS_RATE), and the failures of a
+    code are counted under its first three groups (`code_lockout_key`) with the lockouts of a
+    username (LOGIN_FAILURE_LIMIT from one address, LOGIN_ACCOUNT_FAILURE_LIMIT from all), so a
+    guesser is refused with the same 429 and Retry-After as for passwords, the right code
+    included. A code is checked by one keyed hash and an indexed read: no hashing slot.
+
+    The credential is `sign_in_secret`, a name Django masks in the `user_login_failed` signal."""
+
+    def authenticate(
+        self, request: HttpRequest | None, sign_in_secret: str | None = None, **kwargs: Any
+    ) -> User | None:
+        if not isinstance(sign_in_secret, str) or not _encodable(sign_in_secret):
+            return None
+        attempt = LoginAttempt.start(username=code_lockout_key(sign_in_secret), address=client_address(request))
+        try:
+            user = sign_in_code_use(code=sign_in_secret)
+        except BaseException:
+            attempt.abandoned()
+            raise
+        if user is None or not user.is_active:
+            attempt.failed()
+            return None
+        attempt.succeeded()
+        return user
+
+    def get_user(self, user_id: int) -> User | None:
+        """The session's user, as ModelBackend finds it: an active one only."""
+        user = User._default_manager.filter(pk=user_id).first()
+        return user if user is not None and user.is_active else None

@@ -225,3 +225,28 @@ class RosterImport(models.Model):
 
     def __str__(self) -> str:
         return f"roster import {self.pk} ({self.status})"
+
+
+class SignInCode(models.Model):
+    """A sign-in card's code: signs `student` in (accounts.codes) until `expires_at`, unless it is
+    revoked (a new card for the student in the class revokes the earlier ones), the student is
+    deactivated, or the enrolment or the class is no longer active. Only the code's keyed hash
+    is kept; the code itself is shown once, when it is made (docs/security.md)."""
+
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sign_in_codes")
+    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="sign_in_codes")
+    code_hash = models.CharField(max_length=64, unique=True, help_text="HMAC-SHA256 of the code, never the code.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    used_count = models.PositiveIntegerField(default=0)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["classroom", "student"], name="sign_in_code_class_student")]
+
+    def __str__(self) -> str:
+        return f"sign-in code of {self.student_id} in {self.classroom_id}"

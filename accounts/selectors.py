@@ -258,3 +258,18 @@ def students_listed_for(user: Any, *, classroom_id: int | None = None, inactive:
     if not wide:
         enrolled = enrolled.filter(active=True)
     return students.filter(pk__in=enrolled.values("student"))
+
+
+def classroom_get_overseen(*, user: Any, classroom_id: Any) -> Classroom:
+    """One class `user` may act on as its teacher: one of `classrooms_visible_to(user)` (its
+    teachers, its school's administrators), or any active class for a staff account
+    (`is_staff_account`); any other, and any class for a student, is NotFound."""
+    try:
+        pk = int(classroom_id)
+    except (TypeError, ValueError):
+        raise NotFound(_("Classroom not found.")) from None
+    classrooms = Classroom.objects.filter(active=True) if is_staff_account(user) else classrooms_visible_to(user)
+    classroom = classrooms.filter(pk=pk).first()
+    if classroom is None:
+        raise NotFound(_("Classroom not found."))
+    return classroom

@@ -85,6 +85,7 @@ BOTH_DATABASES = (
     "tests/accounts/test_roster_api.py",
     "tests/webhooks/",
     "tests/web/test_roster_api.py",
+    "tests/accounts/test_sign_in_codes.py",
 )
 
 

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path, register_converter
 
 from accounts import apis as accounts
+from accounts import code_apis as sign_in_codes
 from accounts import provisioning_apis as provisioning
 from accounts import roster_apis as roster
 from accounts.admin_login import AdminLoginForm, admin_login
@@ -33,6 +34,8 @@ api_urls: list[URLPattern | URLResolver] = [
     path("auth/csrf/", accounts.CsrfApi.as_view(), name="auth-csrf"),
     path("auth/login/", accounts.SessionLoginApi.as_view(), name="auth-login"),
     path("auth/logout/", accounts.LogoutApi.as_view(), name="auth-logout"),
+    path("auth/code/", sign_in_codes.CodeTokenApi.as_view(), name="auth-code"),
+    path("auth/code/login/", sign_in_codes.CodeSessionLoginApi.as_view(), name="auth-code-login"),
     # Changing one's language re-indexes a student's memories: the memory app's service.
     path("me/", accounts.MeApi.as_view(language_change=user_language_change), name="me"),
     path("students/", accounts.StudentListApi.as_view(), name="student-list"),
@@ -58,6 +61,11 @@ api_urls: list[URLPattern | URLResolver] = [
         "classrooms/<id:classroom_id>/enrollments/<id:user_id>/",
         provisioning.EnrollmentDetailApi.as_view(),
         name="classroom-enrollment",
+    ),
+    path(
+        "classrooms/<id:classroom_id>/sign-in-codes/",
+        sign_in_codes.SignInCodesApi.as_view(),
+        name="classroom-sign-in-codes",
     ),
     path("conversations/", conversations.ConversationListCreateApi.as_view(), name="conversation-list"),
     path(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web import views
+from web import cards, views
 
 app_name = "web"
 
@@ -9,4 +9,6 @@ urlpatterns = [
     path("teacher/", views.teacher_page, name="teacher"),
     # The safety queue, where alerts link (SAFETY_QUEUE_URL + "#flag-<id>"): the same page.
     path("teacher/safety/", views.teacher_page, name="teacher-safety"),
+    # A class's sign-in cards, to print (web.cards).
+    path("teacher/classes/<id:classroom_id>/cards/", cards.class_cards, name="class-cards"),
 ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from accounts.models import Classroom, Enrollment, RosterImport, TeacherEnrollment, User
+from accounts.models import Classroom, Enrollment, RosterImport, SignInCode, TeacherEnrollment, User
 from conversations.models import Conversation, ConversationFile, Message
 from conversations.services import conversation_create
 from insights.models import AskLog
@@ -135,6 +135,10 @@ DETAIL_ENDPOINTS = [
     ("post", "/api/v1/students/{student}/ask/", {"question": "What does she struggle with?"}),
     ("get", "/api/v1/students/{student}/asks/", None),
     ("post", "/api/v1/classrooms/{classroom}/ask/", {"question": "Who struggles with fractions?"}),
+    # sign-in cards: a class's are its teachers' (and its school's administrators', staff's)
+    ("post", "/api/v1/classrooms/{classroom}/sign-in-codes/", {"days": 7}),
+    # the class overview's roster: its teachers' and its school's administrators'
+    ("get", "/api/v1/classrooms/{classroom}/roster/", None),
     ("post", "/api/v1/tasks/", {"student": "{student}", "title": "A task from another teacher"}),
     ("post", "/api/v1/tasks/{task}/status/", {"status": "done"}),
     # the memory lifecycle: the chain, a teacher's supersession, the review queue, the access log
@@ -243,6 +247,7 @@ def test_intruders_get_404(schools, case, method, url, body):
             list(StudentCard.objects.values_list("pk", "interests", "accommodations", "updated_at")),
             list(CardChange.objects.values_list("pk", "status")),
             AskLog.objects.count(),
+            SignInCode.objects.count(),
         )
 
     before = state(), learning_state()
@@ -305,6 +310,8 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("post", "/api/v1/students/{student}/ask/"): 200,
     ("get", "/api/v1/students/{student}/asks/"): 200,
     ("post", "/api/v1/classrooms/{classroom}/ask/"): 200,
+    ("post", "/api/v1/classrooms/{classroom}/sign-in-codes/"): 201,
+    ("get", "/api/v1/classrooms/{classroom}/roster/"): 200,
     ("post", "/api/v1/tasks/"): 201,
     ("post", "/api/v1/tasks/{task}/status/"): 403,
     ("get", "/api/v1/memories/{memory}/chain/"): 200,
@@ -353,10 +360,13 @@ def test_every_endpoint_has_the_teachers_answer():
 # Endpoints that name no one's row: each user gets only their own (tests below and in tests/tutor).
 OWN_ENDPOINTS = {
     "/api/v1/roster/imports/",  # an upload makes the uploader's own import
+    "/api/v1/webhooks/",  # the requester's schools' webhooks (tests/webhooks/test_api.py)
     "/api/v1/auth/token/",
     "/api/v1/auth/csrf/",
     "/api/v1/auth/login/",
     "/api/v1/auth/logout/",
+    "/api/v1/auth/code/",
+    "/api/v1/auth/code/login/",
     "/api/v1/me/",
     "/api/v1/students/",
     "/api/v1/classrooms/",
@@ -378,6 +388,13 @@ PROVISIONING_ENDPOINTS = {
     "/api/v1/classrooms/{classroom}/enrollments/{user_id}/",
 }
 
+# A school's webhooks: their matrix (another school's administrator, a teacher, a student) is
+# tests/webhooks/test_api.py.
+WEBHOOK_ENDPOINTS = {
+    "/api/v1/webhooks/{webhook_id}/",
+    "/api/v1/webhooks/{webhook_id}/deliveries/",
+}
+
 
 def test_every_endpoint_is_in_the_matrix():
     """Each API URL is either in DETAIL_ENDPOINTS (with its path parameters) or names no row."""
@@ -392,7 +409,9 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
             template = template.replace("{flag_id}", "{flag}")
             template = template.replace("{change_id}", "{change}").replace("{import_id}", "{roster_import}")
-            assert template in covered | PROVISIONING_ENDPOINTS, f"{path} is not in the tenancy matrix"
+            assert template in covered | PROVISIONING_ENDPOINTS | WEBHOOK_ENDPOINTS, (
+                f"{path} is not in the tenancy matrix"
+            )
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"
 

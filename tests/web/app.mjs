@@ -317,6 +317,6 @@ try {
 async function signInExpectingError(page, { username, password }) {
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.locator("#error").waitFor({ state: "visible", timeout: TIMEOUT });
 }

@@ -25,4 +25,5 @@ LOGIN_ADDRESS_RATE = env_rate("LOGIN_ADDRESS_RATE", "600/minute")
 # connection); an attempt that waits longer than LOGIN_HASH_WAIT_SECONDS for its turn gets 503.
 LOGIN_HASH_CONCURRENCY = env_int("LOGIN_HASH_CONCURRENCY", 2, minimum=1)
 LOGIN_HASH_WAIT_SECONDS = env_float("LOGIN_HASH_WAIT_SECONDS", 10.0, minimum=0)
-AUTHENTICATION_BACKENDS = ["accounts.backends.LockoutBackend"]
+# Passwords, and the codes of sign-in cards (accounts.codes), behind the same throttles.
+AUTHENTICATION_BACKENDS = ["accounts.backends.LockoutBackend", "accounts.backends.SignInCodeBackend"]

@@ -112,6 +112,8 @@ export function provenance(memory: Memory, me: User): HTMLElement {
 export interface Page {
   /** Who the page is for (a school administrator uses the teachers' page). */
   roles: NonNullable<User["role"]>[];
+  /** Sign in with a sign-in card's code too: typed (#code-form) or in the address (`#code=`). */
+  signInWithCode?: boolean;
   /** Called once signed in (again after each sign-in). */
   start(me: User): Promise<void>;
   /** Called after the language changed: redraw what was drawn from data. */
@@ -179,6 +181,24 @@ export async function run(page: Page): Promise<void> {
     });
   });
 
+  async function codeSignIn(code: string): Promise<void> {
+    unwrap(await api.GET("/api/v1/auth/csrf/"));
+    const { user } = unwrap(await api.POST("/api/v1/auth/code/login/", { body: { code } }));
+    await signedIn(user);
+  }
+
+  if (page.signInWithCode) {
+    byId<HTMLFormElement>("code-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const form = event.currentTarget as HTMLFormElement;
+      const input = byId<HTMLInputElement>("sign-in-code");
+      void act(form.querySelector("button"), async () => {
+        await codeSignIn(input.value);
+        input.value = "";
+      });
+    });
+  }
+
   byId<HTMLButtonElement>("logout").addEventListener("click", (event) => {
     void act(event.currentTarget as HTMLButtonElement, async () => {
       unwrap(await api.POST("/api/v1/auth/logout/"));
@@ -202,6 +222,11 @@ export async function run(page: Page): Promise<void> {
   });
 
   try {
+    const code = page.signInWithCode ? takeCodeFromAddress() : null;
+    if (code !== null) {
+      await codeSignIn(code);
+      return;
+    }
     const result = await api.GET("/api/v1/me/");
     if (result.response.status === 401 || result.response.status === 403) signedOut();
     else await signedIn(unwrap(result));
@@ -211,6 +236,18 @@ export async function run(page: Page): Promise<void> {
   } finally {
     loading.hidden = true;
   }
+}
+
+/**
+ * The code of a sign-in card's link (`/app/#code=...`: a fragment never reaches the server),
+ * removed at once from the address bar and the history, so that it is neither left on screen
+ * nor kept by a bookmark or the back button.
+ */
+function takeCodeFromAddress(): string | null {
+  const code = new URLSearchParams(window.location.hash.slice(1)).get("code");
+  if (code === null) return null;
+  history.replaceState(history.state, "", window.location.pathname + window.location.search);
+  return code;
 }
 
 export function displayName(user: Pick<User, "username" | "first_name" | "last_name">): string {

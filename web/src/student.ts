@@ -4,7 +4,8 @@
  * left unanswered, the quizzes to answer and their results, files to share, one's tasks and
  * their status, one's card (the parts a teacher opened to the student are edited there), "what
  * do you know about me?", what the tutor remembers, and the crisis resources when the server
- * sends them. Every error is worded for a student (student_errors).
+ * sends them. Every error is worded for a student (student_errors). A student signs in with a
+ * password or with their sign-in card's code, typed or in the link of the card's QR code.
  */
 import { run, setErrorText, showError } from "./common";
 import { redrawAsk, resetAsk } from "./student_ask";
@@ -23,6 +24,7 @@ setErrorText((error) => studentErrorText(error));
 
 void run({
   roles: ["student"],
+  signInWithCode: true,
   async start(me) {
     state.me = me;
     // Each part loads on its own: one failing leaves the others shown, and says why.

@@ -3,7 +3,8 @@
  * its students by its skills (GET /classrooms/{id}/skills/), each cell the student's mastery as a
  * number, coloured by band, with the band in words for screen readers and a legend; a skill whose
  * review is due for that student (GET /classrooms/{id}/reviews/) is marked in words too. A
- * student's name opens their part of the page.
+ * student's name opens their part of the page. A link opens the page that prints the class's
+ * sign-in cards.
  */
 import { type Schemas, unwrap } from "../../clients/typescript/src/index";
 import { api, byId, h } from "./common";
@@ -125,6 +126,10 @@ function draw(): void {
   byId("class-ask-part").hidden = !classrooms.length;
   // The overview says when there is no class (./teacher_roster).
   byId(SECTION).hidden = !classrooms.length && !unavailable;
+  const classroom = selectedClassroom();
+  // The sheet of the class's sign-in cards, made by the server (web.cards).
+  byId<HTMLAnchorElement>("class-cards").href = classroom ? `/app/teacher/classes/${classroom.id}/cards/` : "";
+  byId("class-cards-part").hidden = !classroom;
 }
 
 async function loadClass(): Promise<void> {

@@ -596,6 +596,9 @@
     username: "Username",
     password: "Password",
     login: "Sign in",
+    code_heading: "Or with your sign-in card",
+    code_label: "The code on your card",
+    code_login: "Sign in with the code",
     wrong_page_student: "This page is for students. Teachers have their own page:",
     wrong_page_teacher: "This page is for teachers. Students have their own page:",
     go_student_page: "the student page",
@@ -768,6 +771,7 @@
     class_heading: "My class",
     classroom: "Class",
     no_classes: "You have no class yet.",
+    class_cards: "Print the class's sign-in cards",
     class_unavailable: "The list of your classes cannot be read from this server.",
     class_no_skills: "No skill has been assessed in this class yet.",
     class_table_caption: "Mastery per student and skill, {name}",
@@ -1041,6 +1045,9 @@
     username: "Nom d'utilisateur",
     password: "Mot de passe",
     login: "Se connecter",
+    code_heading: "Ou avec ta carte de connexion",
+    code_label: "Le code de ta carte",
+    code_login: "Se connecter avec le code",
     wrong_page_student: "Cette page est celle des élèves. Les enseignants ont la leur :",
     wrong_page_teacher: "Cette page est celle des enseignants. Les élèves ont la leur :",
     go_student_page: "la page des élèves",
@@ -1205,6 +1212,7 @@
     class_heading: "Ma classe",
     classroom: "Classe",
     no_classes: "Vous n'avez pas encore de classe.",
+    class_cards: "Imprimer les cartes de connexion de la classe",
     class_unavailable: "La liste de vos classes ne peut pas être lue sur ce serveur.",
     class_no_skills: "Aucune compétence n'a encore été évaluée dans cette classe.",
     class_table_caption: "Maîtrise par élève et par compétence, {name}",
@@ -1611,6 +1619,22 @@
         await signedIn(user);
       });
     });
+    async function codeSignIn(code) {
+      unwrap(await api.GET("/api/v1/auth/csrf/"));
+      const { user } = unwrap(await api.POST("/api/v1/auth/code/login/", { body: { code } }));
+      await signedIn(user);
+    }
+    if (page3.signInWithCode) {
+      byId("code-form").addEventListener("submit", (event) => {
+        event.preventDefault();
+        const form3 = event.currentTarget;
+        const input = byId("sign-in-code");
+        void act(form3.querySelector("button"), async () => {
+          await codeSignIn(input.value);
+          input.value = "";
+        });
+      });
+    }
     byId("logout").addEventListener("click", (event) => {
       void act(event.currentTarget, async () => {
         unwrap(await api.POST("/api/v1/auth/logout/"));
@@ -1632,6 +1656,11 @@
       });
     });
     try {
+      const code = page3.signInWithCode ? takeCodeFromAddress() : null;
+      if (code !== null) {
+        await codeSignIn(code);
+        return;
+      }
       const result = await api.GET("/api/v1/me/");
       if (result.response.status === 401 || result.response.status === 403) signedOut();
       else await signedIn(unwrap(result));
@@ -1641,6 +1670,12 @@
     } finally {
       loading.hidden = true;
     }
+  }
+  function takeCodeFromAddress() {
+    const code = new URLSearchParams(window.location.hash.slice(1)).get("code");
+    if (code === null) return null;
+    history.replaceState(history.state, "", window.location.pathname + window.location.search);
+    return code;
   }
   function displayName(user) {
     const full = [user.first_name, user.last_name].filter(Boolean).join(" ");
@@ -2549,6 +2584,9 @@
     byId("class-legend").replaceChildren(...hasRows ? [legend()] : []);
     byId("class-ask-part").hidden = !classrooms.length;
     byId(SECTION3).hidden = !classrooms.length && !unavailable;
+    const classroom3 = selectedClassroom();
+    byId("class-cards").href = classroom3 ? `/app/teacher/classes/${classroom3.id}/cards/` : "";
+    byId("class-cards-part").hidden = !classroom3;
   }
   async function loadClass() {
     const classroom3 = selectedClassroom();
