@@ -5,6 +5,7 @@ serving /static/ itself), from the ASGI server tests' `server` fixture."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -86,3 +87,27 @@ def artifacts_dir(request: pytest.FixtureRequest) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     return folder
+
+
+def run_browser_script(
+    browser: dict[str, str], script: Path, config: dict[str, Any], artifacts_dir: Path, what: str
+) -> dict[str, Any]:
+    """Run a Playwright script (`node script config`) that prints `RESULT <json>` last; keep its
+    output in `artifacts_dir`/browser.log, name `what` in the run's summary, and fail with the
+    script's error unless it exited 0 with `ok`. Returns the result."""
+    run = subprocess.run(
+        [browser["node"], str(script), json.dumps(config)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    (artifacts_dir / "browser.log").write_text(run.stdout + run.stderr)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT ")) if lines else {}
+    artefacts.append(f"{what} in Chromium; screenshots and logs in {artifacts_dir}")
+    assert run.returncode == 0 and result.get("ok"), (
+        f"{result.get('error') or run.stderr[-3000:]}\n(screenshots and logs in {artifacts_dir})"
+    )
+    return result

@@ -4,8 +4,6 @@ kind and source is shown with a label of its own, in English and in French."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,7 @@ from django.utils import timezone
 from conversations.models import Conversation
 from memory.models import AIMemory
 from tests.conftest import ROOT
-from tests.web.conftest import artefacts
+from tests.web.conftest import run_browser_script
 
 SCRIPT = ROOT / "tests" / "web" / "pages.mjs"
 
@@ -79,22 +77,7 @@ SOURCE_LABELS = {
 
 def run_pages(browser: dict[str, str], artifacts_dir: Path, server: str, pages: list[dict[str, Any]]) -> dict[str, Any]:
     config = {"baseUrl": server, "chromium": browser["chromium"], "artifacts": str(artifacts_dir), "pages": pages}
-    run = subprocess.run(
-        [browser["node"], str(SCRIPT), json.dumps(config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    (artifacts_dir / "browser.log").write_text(run.stdout + run.stderr)
-    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT ")) if lines else {}
-    artefacts.append(f"{len(pages)} pages in Chromium; screenshots and logs in {artifacts_dir}")
-    assert run.returncode == 0 and result.get("ok"), (
-        f"{result.get('error') or run.stderr[-3000:]}\n(screenshots and logs in {artifacts_dir})"
-    )
-    return result
+    return run_browser_script(browser, SCRIPT, config, artifacts_dir, f"{len(pages)} pages")
 
 
 @pytest.mark.browser

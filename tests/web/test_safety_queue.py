@@ -4,8 +4,6 @@ resolves another through the API; the database keeps both in the flags' log."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,7 @@ import pytest
 from safety.models import Flag, FlagAction
 from tests.conftest import ROOT
 from tests.safety.test_flags_api import make_flag, talk
-from tests.web.conftest import artefacts
+from tests.web.conftest import run_browser_script
 
 SCRIPT = ROOT / "tests" / "web" / "safety.mjs"
 
@@ -91,19 +89,4 @@ def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, scho
 
 
 def _run(browser: dict[str, str], artifacts_dir: Path, config: dict[str, Any]) -> dict[str, Any]:
-    run = subprocess.run(
-        [browser["node"], str(SCRIPT), json.dumps(config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    (artifacts_dir / "browser.log").write_text(run.stdout + run.stderr)
-    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT ")) if lines else {}
-    artefacts.append(f"safety queue in Chromium; screenshots and logs in {artifacts_dir}")
-    assert run.returncode == 0 and result.get("ok"), (
-        f"{result.get('error') or run.stderr[-3000:]}\n(screenshots and logs in {artifacts_dir})"
-    )
-    return result
+    return run_browser_script(browser, SCRIPT, config, artifacts_dir, "safety queue")

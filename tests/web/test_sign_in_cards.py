@@ -4,9 +4,7 @@ page, a student opens their card's link and chats, another types their code."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from accounts.models import SignInCode, User
 from conversations.models import Message
 from tests.conftest import ROOT
 from tests.llm_server import ScriptedLLM
-from tests.web.conftest import artefacts
+from tests.web.conftest import run_browser_script
 from web.cards import QR_ERROR, QR_SVG
 
 SCRIPT = ROOT / "tests" / "web" / "sign_in_cards.mjs"
@@ -61,19 +59,7 @@ def test_a_student_signs_in_with_the_card_the_teacher_printed(
         "subject": "Fractions",
         "question": "Can you help me with fractions?",
     }
-    run = subprocess.run(
-        [browser["node"], str(SCRIPT), json.dumps(config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    (artifacts_dir / "browser.log").write_text(run.stdout + run.stderr)
-    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-    result = json.loads(lines[-1].removeprefix("RESULT ")) if lines else {}
-    artefacts.append(f"sign-in cards browser test: screenshots in {artifacts_dir}")
-    assert run.returncode == 0 and result.get("ok"), f"{result.get('error') or run.stderr[-3000:]}\n({artifacts_dir})"
+    result = run_browser_script(browser, SCRIPT, config, artifacts_dir, "sign-in cards")
 
     cards = result["cards"]
     assert sorted(c["name"] for c in cards) == ["Alice", "Bob"]

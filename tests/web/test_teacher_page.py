@@ -6,8 +6,6 @@ about the class), in English and French, and at 390 px wide. The database keeps 
 
 from __future__ import annotations
 
-import json
-import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from memory.services.writing import memory_create
 from tests.conftest import ROOT
 from tests.learning.conftest import ALL_RIGHT, SKILL, THREE_OF_FIVE, answers_body, make_quiz
 from tests.llm_server import ScriptedLLM
-from tests.web.conftest import artefacts
+from tests.web.conftest import run_browser_script
 
 SCRIPT = ROOT / "tests" / "web" / "teacher.mjs"
 FACT_TITLE = "Adds numerators and denominators separately"
@@ -152,21 +150,7 @@ def _alice(school: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(browser: dict[str, str], artifacts_dir: Path, config: dict[str, Any]) -> dict[str, Any]:
-    run = subprocess.run(
-        [browser["node"], str(SCRIPT), json.dumps(config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    (artifacts_dir / "browser.log").write_text(run.stdout + run.stderr)
-    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT ")) if lines else {}
-    artefacts.append(f"teacher page ({config['part']}) in Chromium; screenshots at 390 px and logs in {artifacts_dir}")
-    assert run.returncode == 0 and result.get("ok"), (
-        f"{result.get('error') or run.stderr[-3000:]}\n(screenshots and logs in {artifacts_dir})"
-    )
+    result = run_browser_script(browser, SCRIPT, config, artifacts_dir, f"teacher page ({config['part']}) at 390 px")
     assert result["pageErrors"] == []
     return result
 

@@ -5,8 +5,6 @@ a school administrator sees their school's classes and not another school's."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from tests.conftest import ROOT, make_user
 from tests.learning.conftest import ALL_RIGHT, SKILL, THREE_OF_FIVE
 from tests.learning.test_reviews import answered
 from tests.safety.test_flags_api import make_flag
-from tests.web.conftest import artefacts
+from tests.web.conftest import run_browser_script
 
 SCRIPT = ROOT / "tests" / "web" / "workspace.mjs"
 
@@ -35,21 +33,7 @@ def _password(user: Any) -> dict[str, str]:
 
 
 def _run(browser: dict[str, str], artifacts_dir: Path, config: dict[str, Any]) -> dict[str, Any]:
-    run = subprocess.run(
-        [browser["node"], str(SCRIPT), json.dumps(config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    (artifacts_dir / "browser.log").write_text(run.stdout + run.stderr)
-    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-    result: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT ")) if lines else {}
-    artefacts.append(f"teacher workspace in Chromium; screenshots at 1280 and 390 px and logs in {artifacts_dir}")
-    assert run.returncode == 0 and result.get("ok"), (
-        f"{result.get('error') or run.stderr[-3000:]}\n(screenshots and logs in {artifacts_dir})"
-    )
+    result = run_browser_script(browser, SCRIPT, config, artifacts_dir, "teacher workspace, at 1280 and 390 px")
     assert result["pageErrors"] == []
     return result
 
