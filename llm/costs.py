@@ -119,14 +119,17 @@ def budget_may_apply(*, student_id: Any) -> Exists | Value:
     if any(Decimal(getattr(settings, setting) or 0) > 0 for setting, _field in _SOURCES.values()):
         return Value(True, output_field=BooleanField())
     overridden = reduce(or_, (Q(**{f"{field}__gt": 0}) for _setting, field in _SOURCES.values()))
-    return Exists(Classroom.objects.filter(overridden, enrollments__student_id=student_id))
+    return Exists(
+        Classroom.objects.filter(overridden, active=True, enrollments__student_id=student_id, enrollments__active=True)
+    )
 
 
 def budgets_for(*, student_id: int) -> list[Budget]:
-    """The budgets (limit above 0) that cover a student: their classes' overrides, else the
-    settings. One small query: the student's classrooms."""
+    """The budgets (limit above 0) that cover a student: their current classes' overrides (an
+    ended enrolment or an inactive class covers no one), else the settings. One small query:
+    the student's classrooms."""
     classrooms = list(
-        Classroom.objects.filter(enrollments__student_id=student_id).values(
+        Classroom.objects.filter(active=True, enrollments__student_id=student_id, enrollments__active=True).values(
             "id", *(field for _setting, field in _SOURCES.values())
         )
     )
@@ -160,7 +163,12 @@ def budget_spend(*, student_id: int, budgets: list[Budget], now: datetime) -> di
     if classroom_ids:
         # One group per classroom: its students' rows (the student's own are in every group).
         rows = list(
-            LLMUsage.objects.filter(chat, created_at__gte=since, student__enrollments__classroom_id__in=classroom_ids)
+            LLMUsage.objects.filter(
+                chat,
+                created_at__gte=since,
+                student__enrollments__classroom_id__in=classroom_ids,
+                student__enrollments__active=True,
+            )
             .values(class_id=F("student__enrollments__classroom_id"))
             .annotate(**sums, daily=Sum("cost", filter=day), monthly=Sum("cost"))
             .order_by()
@@ -191,7 +199,7 @@ def _held(*, student_id: int, classroom_ids: list[int], now: datetime) -> dict[t
         return {(STUDENT, None): own or ZERO}
     held: dict[tuple[str, int | None], Decimal] = {}
     for row in (
-        live.filter(student__enrollments__classroom_id__in=classroom_ids)
+        live.filter(student__enrollments__classroom_id__in=classroom_ids, student__enrollments__active=True)
         .values(class_id=F("student__enrollments__classroom_id"))
         .annotate(own=Sum("amount", filter=Q(student_id=student_id)), amount=Sum("amount"))
         .order_by()

@@ -33,9 +33,12 @@ def _pick(by_language: Any, language: str) -> list[dict[str, str]]:
 
 
 def resources_for(*, student_id: int, language: str) -> list[dict[str, str]]:
-    """The resources of the first of the student's classes that has its own, else
-    SAFETY_RESOURCES; in `language`, else English, else any language there is."""
-    rows = ClassroomSafety.objects.filter(classroom__enrollments__student_id=student_id).order_by("classroom_id")
+    """The resources of the first of the student's current classes (an active enrolment in an
+    active class) that has its own, else SAFETY_RESOURCES; in `language`, else English, else any
+    language there is."""
+    rows = ClassroomSafety.objects.filter(
+        classroom__active=True, classroom__enrollments__student_id=student_id, classroom__enrollments__active=True
+    ).order_by("classroom_id")
     for row in rows:
         found = _pick(row.resources, language)
         if found:

@@ -15,6 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts.models import Enrollment
 from conversations.models import Message
 from conversations.services import conversation_close
 from conversations.summaries import Outcome, conversation_summary_write
@@ -212,6 +213,20 @@ def test_a_classroom_override_applies_to_its_students(clients, priced, settings,
     school["class_a"].save()
     assert send(clients["alice"], start(clients["alice"]), "Hello", "m2").status_code == 201
     assert send(clients["carol"], start(clients["carol"]), "Hello", "m2").status_code == 429
+
+
+def test_a_class_the_student_left_no_longer_limits_them(clients, priced, settings, school):
+    """An ended enrolment (the roster dropped it) takes the class's budget off the student, and
+    the student's spend off the class's: alice, moved out of 5A, is answered past 5A's limit, and
+    bob, still in 5A, is not refused for her spend."""
+    school["class_a"].budget_daily = Decimal("0.05") + ONE_TURN
+    school["class_a"].save()
+    spend(school["alice"], "0.10")
+    assert send(clients["alice"], start(clients["alice"]), "Hello", "m1").status_code == 429
+    Enrollment.objects.filter(student=school["alice"], classroom=school["class_a"]).update(active=False)
+    assert send(clients["alice"], start(clients["alice"]), "Hello", "m2").status_code == 201
+    answer = send(clients["bob"], start(clients["bob"]), "Hello", "m1")
+    assert answer.status_code == 201, answer.content
 
 
 def test_a_classroom_budget_counts_all_its_students(clients, priced, school):

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 
-from accounts.models import Classroom
+from accounts.models import Classroom, Enrollment
 from conversations.models import Message
 from safety.models import ClassroomSafety, Flag
+from safety.resources import resources_for
 from tests.conversations.test_streaming import async_client, parse_sse, post_stream, read_all
 from tests.conversations.test_turn import send, start
 
@@ -138,6 +139,18 @@ def test_a_class_has_its_own_resources(school, clients, llm):
     body = send(clients["alice"], cid, content=CRISES[1][1]).json()
     assert [r["name"] for r in body["safety"][0]["resources"]] == ["Infirmerie du collège"]
     assert "Infirmerie du collège - 01 02 03 04 05 (Bureau 12)" in body["reply"]["content"]
+
+
+def test_a_class_the_student_left_gives_its_resources_no_more(school):
+    """Once alice's enrolment in 5A ends (the roster moved her), 5A's own resources are not
+    hers: she gets the deployment's (SAFETY_RESOURCES)."""
+    ClassroomSafety.objects.create(
+        classroom=school["class_a"], resources={"en": [{"name": "5A's school nurse", "phone": "12"}]}
+    )
+    assert [r["name"] for r in resources_for(student_id=school["alice"].pk, language="en")] == ["5A's school nurse"]
+    Enrollment.objects.filter(student=school["alice"], classroom=school["class_a"]).update(active=False)
+    names = [r["name"] for r in resources_for(student_id=school["alice"].pk, language="en")]
+    assert names and "5A's school nurse" not in names
 
 
 @pytest.mark.parametrize("failure", [{"status": 500, "body": {"error": {"message": "boom"}}}, {"drop": True}])
