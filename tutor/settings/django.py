@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "insights",
     "privacy",
     "webhooks",
+    "lti_tool",
+    "lti",
     "web",
 ]
 
