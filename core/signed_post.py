@@ -8,6 +8,10 @@ drops a duplicate), `webhook-timestamp` and `webhook-signature`.
 `url_refusal` says why a target is refused: not http(s), or an address on a loopback, private,
 link-local or reserved network, unless `allow_private` (a receiver on the school's own network,
 or a test's).
+
+A delivery log (the safety alerts', the webhooks') keeps one row per message with `status`,
+`attempts` and `created_at`; `lost_deliveries` finds the pending rows whose task was lost, for
+their app's periodic sweep, and `retry_budget` bounds how long a row's tries may take.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import base64
 import ipaddress
 import secrets
 import socket
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
+from django.db.models import Q, QuerySet
 from standardwebhooks.webhooks import EmptyWebhookSecretError, Webhook
 
 
@@ -100,3 +106,24 @@ def signed_post(url: str, *, secret: str, message_id: str, body: str, timeout: f
     if not 200 <= response.status_code < 300:
         raise PostFailed(f"webhook: HTTP {response.status_code}", status_code=response.status_code)
     return response
+
+
+# A delivery never tried this long after it was made lost its task (the broker was down).
+SWEEP_AFTER = timedelta(minutes=5)
+
+
+def retry_budget(*, retries: int, backoff_seconds: float, try_seconds: float) -> timedelta:
+    """The longest a delivery's tries may take: `retries` exponential backoffs from
+    `backoff_seconds`, each at its longest (+20% jitter), and every try at its time limit."""
+    backoff = sum(backoff_seconds * 2**i * 1.2 for i in range(retries))
+    return timedelta(seconds=backoff + (retries + 1) * try_seconds)
+
+
+def lost_deliveries(pending: QuerySet[Any], *, budget: timedelta, now: datetime, limit: int = 500) -> list[int]:
+    """The ids of `pending` rows (a delivery log's pending ones, with `attempts` and
+    `created_at`) whose task was lost: never tried SWEEP_AFTER after they were made (the broker
+    was down when they were enqueued), or still pending after every retry could have run
+    (`budget`: a worker died, or a retry could not be queued). Oldest first, at most `limit`."""
+    never_tried = Q(attempts=0, created_at__lt=now - SWEEP_AFTER)
+    stalled = Q(attempts__gt=0, created_at__lt=now - SWEEP_AFTER - budget)
+    return list(pending.filter(never_tried | stalled).order_by("created_at").values_list("pk", flat=True)[:limit])

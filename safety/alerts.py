@@ -46,8 +46,6 @@ from safety.types import Category, Severity
 logger = logging.getLogger(__name__)
 
 SEND_TASK = "safety.tasks.delivery_send"
-# A delivery never tried this long after it was made lost its task (the broker was down).
-SWEEP_AFTER = timedelta(minutes=5)
 EVENT_ALERT = "safety.flag.alert"
 EVENT_ESCALATED = "safety.flag.escalated"
 
@@ -261,27 +259,19 @@ def _escalate(*, flag_id: int, now: datetime) -> int:
 
 
 def deliveries_due(*, now: datetime | None = None) -> list[int]:
-    """The pending deliveries whose task was lost: never tried SWEEP_AFTER after they were made
-    (the broker was down when they were enqueued), or still pending after every retry could have
-    run (`retry_budget`: a worker died, or a retry could not be queued)."""
-    now = now or timezone.now()
-    never_tried = Q(attempts=0, created_at__lt=now - SWEEP_AFTER)
-    stalled = Q(attempts__gt=0, created_at__lt=now - SWEEP_AFTER - retry_budget())
-    return list(
-        Delivery.objects.filter(status=Delivery.Status.PENDING)
-        .filter(never_tried | stalled)
-        .order_by("created_at")
-        .values_list("pk", flat=True)[:500]
-    )
+    """The pending deliveries whose task was lost (core.signed_post.lost_deliveries)."""
+    pending = Delivery.objects.filter(status=Delivery.Status.PENDING)
+    return signed_post.lost_deliveries(pending, budget=retry_budget(), now=now or timezone.now())
 
 
 def retry_budget() -> timedelta:
-    """The longest a delivery's tries may take: every backoff at its longest (+20% jitter) and
-    every try at its time limit."""
-    retries = settings.SAFETY_DELIVERY_MAX_RETRIES
-    backoff = sum(settings.SAFETY_DELIVERY_BACKOFF_SECONDS * 2**i * 1.2 for i in range(retries))
-    per_try = max(settings.SAFETY_WEBHOOK_TIMEOUT_SECONDS, float(settings.EMAIL_TIMEOUT or 0))
-    return timedelta(seconds=backoff + (retries + 1) * per_try)
+    """The longest a delivery's tries may take, by the SAFETY_DELIVERY_* settings; a try's time
+    limit is the webhook's or the email's, whichever is longer."""
+    return signed_post.retry_budget(
+        retries=settings.SAFETY_DELIVERY_MAX_RETRIES,
+        backoff_seconds=settings.SAFETY_DELIVERY_BACKOFF_SECONDS,
+        try_seconds=max(settings.SAFETY_WEBHOOK_TIMEOUT_SECONDS, float(settings.EMAIL_TIMEOUT or 0)),
+    )
 
 
 # --- Sending one delivery ---------------------------------------------------------------------

@@ -138,6 +138,37 @@ class WebhookDetailApi(APIView):
         """One webhook (its secret is never shown again)."""
         return Response(WebhookOutput(selectors.webhook_get(user=request.user, webhook_id=webhook_id)).data)
 
+    class Input(serializers.Serializer[None]):
+        url = serializers.URLField(max_length=500, required=False, help_text="http(s); not a private address.")
+        events = serializers.MultipleChoiceField(choices=EVENT_TYPES, allow_empty=False, required=False)
+        description = StrictCharField(max_length=200, required=False, allow_blank=True)
+        active = serializers.BooleanField(
+            required=False,
+            help_text="true turns a disabled webhook on again (its failure count and reason are cleared); "
+            "false turns it off.",
+        )
+
+    @extend_schema(
+        summary="Change a webhook",
+        request=Input,
+        responses={200: WebhookOutput, 400: OpenApiResponse(ErrorEnvelope), 404: _NOT_VISIBLE},
+    )
+    def patch(self, request: Request, webhook_id: int) -> Response:
+        """Change the URL, the events or the description, or turn the webhook off or on again.
+        Events that came while it was off are not sent."""
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        hook = services.webhook_update(
+            user=request.user,
+            webhook_id=webhook_id,
+            url=values.get("url"),
+            events=sorted(values["events"]) if "events" in values else None,
+            description=values.get("description"),
+            active=values.get("active"),
+        )
+        return Response(WebhookOutput(hook).data)
+
     @extend_schema(summary="Remove a webhook", responses={204: None, 404: _NOT_VISIBLE})
     def delete(self, request: Request, webhook_id: int) -> Response:
         """Remove the webhook and its delivery log; nothing more is sent to it."""

@@ -9,6 +9,7 @@ class WebhooksConfig(AppConfig):
         from core import background, events
         from webhooks import delivery
 
-        # The product's events reach the schools' subscribers (core.events' sink).
-        events.sinks.register(events.Sink("webhooks", delivery.event_receive))
+        # The product's events reach the schools' subscribers (core.events' sink): recorded in
+        # the emitting transaction, sent after it commits.
+        events.sinks.register(events.Sink("webhooks", delivery.event_receive, durable=True))
         background.periodic("webhooks-deliveries-sweep", "webhooks.tasks.deliveries_sweep", 300)

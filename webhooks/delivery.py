@@ -1,17 +1,19 @@
 """Delivering the product's events to the webhooks (docs/webhooks.md).
 
-`event_receive` is core.events' sink: after the write that emitted an event commits, it makes
-one `WebhookDelivery` per active webhook that wants the event and covers the student's schools,
-and sends each by its own task after commit. `delivery_send` signs and posts one (core.signed_post,
-the Standard Webhooks format, as the safety alerts are); the task retries a transient failure
-with exponential backoff and jitter, then `delivery_fail` settles it; a webhook whose deliveries
-keep failing (WEBHOOKS_DISABLE_AFTER_FAILURES in a row) is disabled with the reason.
+`event_receive` is core.events' durable sink: in the transaction of the write that emits an
+event, it makes one `WebhookDelivery` per active webhook that wants the event and covers the
+student's schools, and sends each by its own task once that transaction commits.
+`delivery_send` signs and posts one (core.signed_post, the Standard Webhooks format, as the
+safety alerts are); the task retries a transient failure with exponential backoff and jitter,
+then `delivery_fail` settles it; a webhook whose deliveries keep failing
+(WEBHOOKS_DISABLE_AFTER_FAILURES in a row) is disabled with the reason.
 
 At least once: a delivery is sent until it is settled, and may be sent twice (a worker that died
 after the receiver answered, a sweep racing a slow retry); its `message_id` (the `webhook-id`
-header) is the same on every try, so the receiver drops a duplicate. An event whose process died
-between the commit of its write and `event_receive` is lost (the emit is after commit, by design:
-a rolled back write never announces anything).
+header) is the same on every try, so the receiver drops a duplicate. The deliveries commit with
+the write, or not at all: a rolled back write announces nothing, and one whose process dies
+right after its commit, before the tasks are sent, leaves pending deliveries that the sweep
+(`deliveries_due`) sends.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from core import background, signed_post
@@ -35,8 +37,6 @@ from webhooks.selectors import school_ancestry, student_school_ids
 logger = logging.getLogger(__name__)
 
 SEND_TASK = "webhooks.tasks.delivery_send"
-# A delivery never tried this long after it was made lost its task (the broker was down).
-SWEEP_AFTER = timedelta(minutes=5)
 
 
 class DeliveryFailed(Exception):
@@ -52,8 +52,8 @@ class DeliveryFailed(Exception):
 
 
 def event_receive(event: Event) -> None:
-    """Make the deliveries of `event` (core.events' sink, run after the emitting write commits)
-    and send each after their own commit. One query when no active webhook wants the event."""
+    """Make the deliveries of `event` (core.events' durable sink: in the emitting transaction)
+    and send each once it commits. One query when no active webhook wants the event."""
     hooks = [hook for hook in Webhook.objects.filter(active=True) if event.type in hook.events]
     if not hooks:
         return
@@ -176,22 +176,15 @@ def _settle(delivery_id: int, *, status: str, **changes: Any) -> bool:
 
 
 def deliveries_due(*, now: datetime | None = None) -> list[int]:
-    """The pending deliveries whose task was lost: never tried SWEEP_AFTER after they were made
-    (the broker was down), or still pending after every retry could have run (a worker died)."""
-    now = now or timezone.now()
-    never_tried = Q(attempts=0, created_at__lt=now - SWEEP_AFTER)
-    stalled = Q(attempts__gt=0, created_at__lt=now - SWEEP_AFTER - retry_budget())
-    return list(
-        WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING)
-        .filter(never_tried | stalled)
-        .order_by("created_at")
-        .values_list("pk", flat=True)[:500]
-    )
+    """The pending deliveries whose task was lost (core.signed_post.lost_deliveries)."""
+    pending = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING)
+    return signed_post.lost_deliveries(pending, budget=retry_budget(), now=now or timezone.now())
 
 
 def retry_budget() -> timedelta:
-    """The longest a delivery's tries may take: every backoff at its longest (+20% jitter) and
-    every try at its time limit."""
-    retries = settings.WEBHOOKS_DELIVERY_MAX_RETRIES
-    backoff = sum(settings.WEBHOOKS_DELIVERY_BACKOFF_SECONDS * 2**i * 1.2 for i in range(retries))
-    return timedelta(seconds=backoff + (retries + 1) * settings.WEBHOOKS_TIMEOUT_SECONDS)
+    """The longest a delivery's tries may take, by the WEBHOOKS_DELIVERY_* settings."""
+    return signed_post.retry_budget(
+        retries=settings.WEBHOOKS_DELIVERY_MAX_RETRIES,
+        backoff_seconds=settings.WEBHOOKS_DELIVERY_BACKOFF_SECONDS,
+        try_seconds=settings.WEBHOOKS_TIMEOUT_SECONDS,
+    )

@@ -102,6 +102,7 @@ def test_an_administrator_of_school_b_gets_404_on_school_a_s_webhook(admins):
     for resp in (
         b.get(f"/api/v1/webhooks/{hook_id}/"),
         b.delete(f"/api/v1/webhooks/{hook_id}/"),
+        b.patch(f"/api/v1/webhooks/{hook_id}/", {"active": False}, format="json"),
         b.get(f"/api/v1/webhooks/{hook_id}/deliveries/"),
         create(b, school=admins["school_a"].pk),
     ):
@@ -121,6 +122,8 @@ def test_teachers_and_students_manage_no_webhook(admins, clients):
         assert resp.status_code == 403 and resp.json()["error"]["code"] == "forbidden"
         assert client.get(f"/api/v1/webhooks/{hook_id}/").status_code == 404
         assert client.delete(f"/api/v1/webhooks/{hook_id}/").status_code == 404
+        assert client.patch(f"/api/v1/webhooks/{hook_id}/", {"active": False}, format="json").status_code == 404
+    assert Webhook.objects.get(pk=hook_id).active
     assert APIClient().get("/api/v1/webhooks/").status_code == 401
 
 
@@ -163,3 +166,25 @@ def test_the_delivery_log_shows_status_tries_error_and_answer(admins):
     (row,) = resp.json()["results"]
     assert row["status"] == "failed" and row["attempts"] == 3 and row["response_code"] == 500
     assert row["last_error"].startswith("webhook: HTTP 500") and row["message_id"] == "msg_a"
+
+
+def test_a_disabled_webhook_is_turned_on_again_with_its_failures_cleared(admins):
+    """PATCH `active: true` on a webhook disabled after failures clears its count and reason;
+    `active: false` turns it off by hand, saying so; events and URL change, a private URL is a
+    400 that changes nothing."""
+    hook_id = create(admins["a"], school=admins["school_a"].pk).json()["id"]
+    Webhook.objects.filter(pk=hook_id).update(
+        active=False, consecutive_failures=8, disabled_reason="disabled after 8 failed deliveries in a row"
+    )
+    url = f"/api/v1/webhooks/{hook_id}/"
+    on = admins["a"].patch(url, {"active": True}, format="json")
+    assert on.status_code == 200, on.content
+    assert on.json()["active"] is True and on.json()["consecutive_failures"] == 0
+    assert on.json()["disabled_reason"] == "" and on.json()["disabled_at"] is None
+    off = admins["a"].patch(url, {"active": False}, format="json").json()
+    assert off["active"] is False and off["disabled_reason"] == "disabled by admin_a" and off["disabled_at"]
+    changed = admins["a"].patch(url, {"events": ["flag.raised"], "url": URL + "/v2"}, format="json").json()
+    assert changed["events"] == ["flag.raised"] and changed["url"] == URL + "/v2"
+    refused = admins["a"].patch(url, {"url": "http://10.0.0.1/hook"}, format="json")
+    assert refused.status_code == 400 and "url" in refused.json()["error"]["details"]
+    assert Webhook.objects.get(pk=hook_id).url == URL + "/v2"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from memory.supersession import memory_supersede_by_teacher
 from safety import recording
 from safety.types import Category, Severity, Signal, Verdict
 from tests.learning.conftest import THREE_OF_FIVE, answers_body, make_quiz
-from webhooks.delivery import event_receive
+from webhooks.delivery import deliveries_due, event_receive
 from webhooks.models import Webhook, WebhookDelivery
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -171,6 +172,53 @@ def test_the_sink_makes_a_delivery_per_webhook_covering_the_student_s_schools(sc
     assert not {b.pk, other_event.pk, disabled.pk} & set(made)
 
 
+def test_deliveries_commit_with_the_write_and_survive_a_process_that_dies_after_it(
+    school, django_capture_on_commit_callbacks
+):
+    """The webhooks' sink is durable: a memory written in a transaction has its delivery in that
+    transaction (none if it rolls back). If the process dies after the commit, before the task
+    is sent (the after-commit callbacks never run), the delivery is pending, untried, and the
+    sweep finds it."""
+    hook = Webhook.objects.create(
+        url="https://x.example/h", secret=SECRET, school=school["school"], events=["memory.created"]
+    )
+    with django_capture_on_commit_callbacks(execute=False) as callbacks, transaction.atomic():
+        memory = note(school["alice"])
+        (delivery,) = WebhookDelivery.objects.all()
+    assert callbacks, "the delivery's task waits for the commit"
+    assert (delivery.webhook_id, delivery.status, delivery.attempts) == (hook.pk, "pending", 0)
+    assert delivery.payload["data"]["memory_id"] == memory.pk
+    later = timezone.now() + timedelta(minutes=6)
+    assert deliveries_due(now=later) == [delivery.pk]
+    with pytest.raises(RuntimeError), transaction.atomic():
+        note(school["bob"])
+        raise RuntimeError("rolled back")
+    assert WebhookDelivery.objects.count() == 1
+
+
+def test_a_durable_sink_that_fails_loses_nothing_of_the_write_and_gets_the_event_after_commit(
+    school, django_capture_on_commit_callbacks
+):
+    """A durable sink that raises is rolled back alone: the memory is written, and the sink gets
+    the event again after the commit."""
+    tries: list[str] = []
+
+    def flaky(event: events.Event) -> None:
+        tries.append(event.type)
+        if len(tries) == 1:
+            AIMemory.objects.update(title="changed by the failing sink")
+            raise RuntimeError("sink down")
+
+    events.sinks.register(events.Sink("flaky", flaky, durable=True))
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            memory = note(school["alice"])
+    finally:
+        events.sinks.unregister("flaky")
+    assert tries == ["memory.created", "memory.created"]
+    assert AIMemory.objects.get(pk=memory.pk).title == "A note"
+
+
 def test_a_roster_import_reaches_the_schools_it_changed(school, emitted, django_capture_on_commit_callbacks):
     """`events.roster_imported` emits `roster.imported` for its schools (no student), with its
     counts; the sink makes a delivery for those schools' webhooks only."""
@@ -183,7 +231,9 @@ def test_a_roster_import_reaches_the_schools_it_changed(school, emitted, django_
     )
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         events.roster_imported(school_ids=(school["school"].pk,), counts={"users_created": 3})
-    callbacks[0]()
+    # The webhooks' delivery is made at once (a durable sink); the test's sink gets it at commit.
+    assert mine.deliveries.exists() and not emitted
+    callbacks[-1]()
     (event,) = emitted
     assert event.student_id is None and event.data == {"counts": {"users_created": 3}}
     assert mine.deliveries.get().payload["data"]["school_ids"] == [school["school"].pk]

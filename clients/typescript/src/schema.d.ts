@@ -1311,7 +1311,12 @@ export interface paths {
         delete: operations["webhooks_destroy"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a webhook
+         * @description Change the URL, the events or the description, or turn the webhook off or on again.
+         *     Events that came while it was off are not sent.
+         */
+        patch: operations["webhooks_partial_update"];
         trace?: never;
     };
     "/api/v1/webhooks/{webhook_id}/deliveries/": {
@@ -2813,6 +2818,17 @@ export interface components {
             school?: number;
             role?: components["schemas"]["ProvisionedRoleEnum"];
             /** @description false: deactivate (cannot sign in, every token and session revoked, nothing deleted); true: restore. */
+            active?: boolean;
+        };
+        PatchedWebhookDetailInputRequest: {
+            /**
+             * Format: uri
+             * @description http(s); not a private address.
+             */
+            url?: string;
+            events?: components["schemas"]["WebhookEventEnum"][];
+            description?: string;
+            /** @description true turns a disabled webhook on again (its failure count and reason are cleared); false turns it off. */
             active?: boolean;
         };
         PersonOutput: {
@@ -11052,6 +11068,120 @@ export interface operations {
                 content?: never;
             };
             /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: the role may not do this, or a session write without its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook, or not one of the requester's schools. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webhooks_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedWebhookDetailInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOutput"];
+                };
+            };
             400: {
                 headers: {
                     [name: string]: unknown;
