@@ -35,6 +35,7 @@ from memory.models import AIMemory, StudentCard
 from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
 from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
+from webhooks.models import Webhook
 
 STUDENTS = ("alice", "bob", "carol", "dave")
 # Everyone who uses the admin in these tests (the `schools` fixture): the superuser, alice's
@@ -137,6 +138,18 @@ def admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rows["alice"]["classroom_safety"] = ClassroomSafety.objects.create(
         classroom=school["class_a"], resources={"en": [{"name": "School nurse", "phone": "12"}]}
     )
+    rows["alice"]["webhook"] = Webhook.objects.create(
+        school=school["school"],
+        url="https://hooks-alice.example/events",
+        secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        events=["memory.created"],
+        active=False,
+        disabled_reason="disabled after 10 failed deliveries in a row",
+        consecutive_failures=10,
+    )
+    rows["dave"]["webhook"] = Webhook.objects.create(
+        school=school["school_b"], url="https://hooks-dave.example/events", secret="", events=["quiz.graded"]
+    )
     return rows
 
 
@@ -153,6 +166,7 @@ def _grant_every_tutor_permission(user: User) -> None:
                 "llm",
                 "privacy",
                 "safety",
+                "webhooks",
             )
         )
     )
@@ -214,6 +228,8 @@ ADMIN_MATRIX = [
     ("safety/flag", "flag", "alice", EDUCATORS),
     ("safety/safetycontact", "contact", "Safeguarding", set()),
     ("safety/classroomsafety", "classroom_safety", None, set()),
+    # A school's webhook is its administrators' (and staff's), as through the API.
+    ("webhooks/webhook", "webhook", "hooks-alice", {"admin_a"}),
 ]
 MATRIX_IDS = [f"{prefix}:{key}" for prefix, key, _q, _seen in ADMIN_MATRIX]
 
@@ -226,6 +242,8 @@ ACTION_MATRIX = [
     ("memory/aimemory", "archive_selected", "teacher_note"),
     ("safety/safetycontact", "delete_selected", "contact"),
     ("safety/classroomsafety", "delete_selected", "classroom_safety"),
+    ("webhooks/webhook", "turn_on", "webhook"),
+    ("webhooks/webhook", "delete_selected", "webhook"),
 ]
 
 
@@ -254,6 +272,7 @@ def state() -> tuple[Any, ...]:
         list(FlagAction.objects.order_by("pk").values_list("pk", "kind", "note")),
         list(SafetyContact.objects.order_by("pk").values_list("pk", "name", "email", "classroom_id")),
         list(ClassroomSafety.objects.order_by("pk").values_list("pk", "classroom_id", "resources")),
+        list(Webhook.objects.order_by("pk").values_list("pk", "url", "active", "consecutive_failures", "description")),
     )
 
 
