@@ -21,6 +21,7 @@ from memory import apis as memory
 from memory import card_apis as card
 from memory.language import user_language_change
 from privacy import apis as privacy
+from sso import apis as sso
 from web import apis as web_apis
 from web import views as web_views
 
@@ -36,6 +37,8 @@ api_urls: list[URLPattern | URLResolver] = [
     path("auth/logout/", accounts.LogoutApi.as_view(), name="auth-logout"),
     path("auth/code/", sign_in_codes.CodeTokenApi.as_view(), name="auth-code"),
     path("auth/code/login/", sign_in_codes.CodeSessionLoginApi.as_view(), name="auth-code-login"),
+    path("auth/providers/", sso.SignInProviderListApi.as_view(), name="auth-providers"),
+    path("auth/oidc/token/", sso.AppCodeTokenApi.as_view(), name="auth-oidc-token"),
     # Changing one's language re-indexes a student's memories: the memory app's service.
     path("me/", accounts.MeApi.as_view(language_change=user_language_change), name="me"),
     path("students/", accounts.StudentListApi.as_view(), name="student-list"),
@@ -127,6 +130,7 @@ api_urls: list[URLPattern | URLResolver] = [
     path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
     path("safety/", include("safety.urls")),
     path("webhooks/", include("webhooks.urls")),
+    path("identity-providers/", include("sso.urls")),
 ]
 
 urlpatterns = [
@@ -136,6 +140,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path(api, include(api_urls)),
     path("app/", include("web.urls")),
+    # Signing in with a school's OpenID Connect provider, in the browser (sso.views).
+    path("auth/oidc/", include("sso.web_urls")),
     # Answered before the URLs by core.health.OperationsEndpoints; here for `reverse`.
     path("health/live", health_live, name="health-live"),
     path("health/ready", health_ready, name="health-ready"),

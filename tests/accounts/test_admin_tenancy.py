@@ -35,6 +35,7 @@ from memory.models import AIMemory, StudentCard
 from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
 from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
+from sso.models import IdentityProvider
 from webhooks.models import Webhook
 
 STUDENTS = ("alice", "bob", "carol", "dave")
@@ -135,6 +136,12 @@ def admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rows["alice"]["contact"] = SafetyContact.objects.create(
         name="Safeguarding lead of 5A", email="lead@school.test", classroom=school["class_a"]
     )
+    rows["alice"]["identity_provider"] = IdentityProvider.objects.create(
+        school=school["school"], name="Workspace of A", issuer="https://accounts.google.com", client_id="a"
+    )
+    rows["dave"]["identity_provider"] = IdentityProvider.objects.create(
+        school=school["school_b"], name="Workspace of B", issuer="https://accounts.google.com", client_id="b"
+    )
     rows["alice"]["classroom_safety"] = ClassroomSafety.objects.create(
         classroom=school["class_a"], resources={"en": [{"name": "School nurse", "phone": "12"}]}
     )
@@ -167,6 +174,7 @@ def _grant_every_tutor_permission(user: User) -> None:
                 "privacy",
                 "safety",
                 "webhooks",
+                "sso",
             )
         )
     )
@@ -230,6 +238,8 @@ ADMIN_MATRIX = [
     ("safety/classroomsafety", "classroom_safety", None, set()),
     # A school's webhook is its administrators' (and staff's), as through the API.
     ("webhooks/webhook", "webhook", "hooks-alice", {"admin_a"}),
+    # A school's identity providers are its administrators' (and staff's), as through the API.
+    ("sso/identityprovider", "identity_provider", "Workspace", {"admin_a"}),
 ]
 MATRIX_IDS = [f"{prefix}:{key}" for prefix, key, _q, _seen in ADMIN_MATRIX]
 
@@ -244,6 +254,7 @@ ACTION_MATRIX = [
     ("safety/classroomsafety", "delete_selected", "classroom_safety"),
     ("webhooks/webhook", "turn_on", "webhook"),
     ("webhooks/webhook", "delete_selected", "webhook"),
+    ("sso/identityprovider", "delete_selected", "identity_provider"),
 ]
 
 
@@ -273,6 +284,7 @@ def state() -> tuple[Any, ...]:
         list(SafetyContact.objects.order_by("pk").values_list("pk", "name", "email", "classroom_id")),
         list(ClassroomSafety.objects.order_by("pk").values_list("pk", "classroom_id", "resources")),
         list(Webhook.objects.order_by("pk").values_list("pk", "url", "active", "consecutive_failures", "description")),
+        list(IdentityProvider.objects.order_by("pk").values_list("pk", "school_id", "name", "client_secret")),
     )
 
 

@@ -367,6 +367,9 @@ OWN_ENDPOINTS = {
     "/api/v1/auth/logout/",
     "/api/v1/auth/code/",
     "/api/v1/auth/code/login/",
+    "/api/v1/auth/providers/",  # public: the providers a sign-in page offers (tests/sso/test_api.py)
+    "/api/v1/auth/oidc/token/",  # an app's one-time code for its own token (tests/sso/test_app_sign_in.py)
+    "/api/v1/identity-providers/",  # the requester's schools' providers (tests/sso/test_api.py)
     "/api/v1/me/",
     "/api/v1/students/",
     "/api/v1/classrooms/",
@@ -396,6 +399,11 @@ WEBHOOK_ENDPOINTS = {
 }
 
 
+# A school's identity providers: their matrix (another school's administrator, a teacher, a
+# student) is tests/sso/test_api.py.
+IDENTITY_PROVIDER_ENDPOINTS = {"/api/v1/identity-providers/{provider_id}/"}
+
+
 def test_every_endpoint_is_in_the_matrix():
     """Each API URL is either in DETAIL_ENDPOINTS (with its path parameters) or names no row."""
     from tests import schema
@@ -409,7 +417,7 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
             template = template.replace("{flag_id}", "{flag}")
             template = template.replace("{change_id}", "{change}").replace("{import_id}", "{roster_import}")
-            assert template in covered | PROVISIONING_ENDPOINTS | WEBHOOK_ENDPOINTS, (
+            assert template in covered | PROVISIONING_ENDPOINTS | WEBHOOK_ENDPOINTS | IDENTITY_PROVIDER_ENDPOINTS, (
                 f"{path} is not in the tenancy matrix"
             )
         else:

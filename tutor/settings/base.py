@@ -26,5 +26,6 @@ from .observability import *  # noqa: F403
 from .safety import *  # noqa: F403
 from .security import *  # noqa: F403
 from .services import *  # noqa: F403
+from .sso import *  # noqa: F403
 from .throttles import *  # noqa: F403
 from .webhooks import *  # noqa: F403

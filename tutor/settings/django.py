@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "webhooks",
     "lti_tool",
     "lti",
+    "sso",
     "web",
 ]
 
