@@ -49,6 +49,7 @@ CLEAN = {
     "web/views.py": "import core.errors\nfrom insights import asking\n",
     "webhooks/delivery.py": "from accounts import models\nfrom core import background\n",
     "sso/views.py": "from accounts import models\nimport core.errors\n",
+    "lti/models.py": "from accounts import models\n",
     "tutor/settings.py": "",
     "tutor/urls.py": "from web import views\nfrom memory import tasks\n",
 }
