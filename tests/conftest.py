@@ -11,6 +11,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import httpx2
 import pytest
 import redis
 from django.conf import settings as django_settings
-from django.db import connection
+from django.db import connection, transaction
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -151,8 +152,7 @@ def make_user(username: str, role: str = User.Role.STUDENT, **extra: Any) -> Use
     return User.objects.create_user(username=username, password="pw-" + username, role=role, **extra)
 
 
-@pytest.fixture
-def school(db: None) -> dict[str, Any]:
+def build_school() -> dict[str, Any]:
     """Two classes: teacher_a teaches alice and bob, teacher_b teaches carol."""
     teacher_a = make_user("teacher_a", User.Role.TEACHER)
     teacher_b = make_user("teacher_b", User.Role.TEACHER)
@@ -180,8 +180,7 @@ def school(db: None) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def schools(school: dict[str, Any]) -> dict[str, Any]:
+def build_schools(school: dict[str, Any]) -> dict[str, Any]:
     """`school` (school A) and a second school, B, each with its administrator: admin_a
     administers A; B has admin_b, teacher_c teaching 6C to dave. No one of B is in A or teaches
     there, and the other way round."""
@@ -201,6 +200,57 @@ def schools(school: dict[str, Any]) -> dict[str, Any]:
         "dave": dave,
         "class_c": class_c,
     }
+
+
+@pytest.fixture
+def school(db: None) -> dict[str, Any]:
+    """`build_school`'s people and classes, made for the test."""
+    return build_school()
+
+
+@pytest.fixture
+def schools(school: dict[str, Any]) -> dict[str, Any]:
+    """`build_schools`: school A (`school`) and school B, made for the test."""
+    return build_schools(school)
+
+
+class ModuleRows:
+    """Rows made once for a module's tests (`module_rows`): `build()` is where to make them."""
+
+    def __init__(self, blocker: Any) -> None:
+        self.blocker = blocker
+
+    @contextmanager
+    def build(self) -> Iterator[None]:
+        """Database access, and the tests' settings for what is made (fast password hashing, no
+        embedder: the function-scoped fixtures that set them do not run for a module's rows)."""
+        from django.test import override_settings
+
+        with (
+            self.blocker.unblock(),
+            override_settings(
+                PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"], EMBEDDINGS_BACKEND="none"
+            ),
+        ):
+            yield
+
+
+@pytest.fixture(scope="module")
+def module_rows(django_db_setup: None, django_db_blocker: Any) -> Iterator[ModuleRows]:
+    """A transaction that lasts as long as the module's tests: rows made in it once (a
+    module-scoped fixture of the module, inside `ModuleRows.build()`) are seen by each test, whose
+    own changes are rolled back after it (the `db` fixture's savepoint), and are themselves rolled
+    back at the end. For the many cases of one matrix on the same rows (tests/accounts/
+    test_tenancy.py); never with a test that needs them committed (a server, a worker)."""
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+    try:
+        yield ModuleRows(django_db_blocker)
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
 
 
 def client_for(user: User | None) -> APIClient:

@@ -13,6 +13,7 @@ sees what her teacher sees, and nothing of the other school's.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -36,6 +37,7 @@ from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
 from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
 from sso.models import IdentityProvider
+from tests.conftest import ModuleRows, build_school, build_schools
 from webhooks.models import Webhook
 
 STUDENTS = ("alice", "bob", "carol", "dave")
@@ -118,8 +120,37 @@ def _rows_of(student: User, teacher: User) -> dict[str, Any]:
     }
 
 
+@pytest.fixture(scope="module")
+def shared(module_rows: ModuleRows) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The two schools' people and every row the admin shows (`_admin_rows`), with the
+    superuser root, made once for the module (tests/conftest.py, `module_rows`): each case's
+    changes are rolled back after it."""
+    with module_rows.build(), pytest.MonkeyPatch.context() as patch:
+        people = build_schools(build_school())
+        rows = _admin_rows(people)
+        patch.setenv("DJANGO_SUPERUSER_PASSWORD", "root-password-1")
+        call_command("createsuperuser", "--noinput", username="root", email="root@example.com", verbosity=0)
+    return people, rows
+
+
 @pytest.fixture
-def admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def schools(db: None, shared: tuple[dict[str, Any], Any]) -> dict[str, Any]:
+    """The module's people (both schools: `school` is the same), for this test: copies, so that
+    what a test sets on them stays in that test."""
+    return copy.deepcopy(shared[0])
+
+
+@pytest.fixture
+def school(schools: dict[str, Any]) -> dict[str, Any]:
+    return schools
+
+
+@pytest.fixture
+def admin_rows(db: None, shared: tuple[Any, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    return copy.deepcopy(shared[1])
+
+
+def _admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each student's rows (alice's are the target; dave's, of school B, the other school's),
     the classrooms, and an erasure record."""
     school = schools
@@ -204,10 +235,8 @@ class AdminClients(dict[str, Client]):
 
 
 @pytest.fixture
-def viewers(schools: dict[str, Any], admin_rows: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Client]:
+def viewers(schools: dict[str, Any], admin_rows: dict[str, Any]) -> dict[str, Client]:
     """An admin client for each user (AdminClients), and the superuser root."""
-    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "root-password-1")
-    call_command("createsuperuser", "--noinput", username="root", email="root@example.com", verbosity=0)
     return AdminClients(schools)
 
 

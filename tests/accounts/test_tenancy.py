@@ -8,6 +8,7 @@ intruders) is tests/accounts/test_admin_tenancy.py."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ from memory.card import card_propose
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.services.notes import teacher_note_create
 from safety.models import Flag, FlagAction
-from tests.conftest import client_for, make_user
+from tests.conftest import ModuleRows, build_school, build_schools, client_for, make_user
 from tests.learning.conftest import QUIZ_ARGS
 
 # Whose rows a case reads: each student (of the `schools` fixture) with their teacher and class.
@@ -86,9 +87,31 @@ def student_rows(people: dict[str, Any], owner: str) -> dict[str, int]:
     }
 
 
+@pytest.fixture(scope="module")
+def matrix_rows(module_rows: ModuleRows) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
+    """The two schools' people (`build_schools`) and every row of alice's and of dave's
+    (`student_rows`), made once for the module: each case of the matrices reads them, and
+    whatever a case changes is rolled back after it (tests/conftest.py, `module_rows`)."""
+    with module_rows.build():
+        people = build_schools(build_school())
+        return people, {owner: student_rows(people, owner) for owner in OWNERS}
+
+
 @pytest.fixture
-def alice_data(school):
-    return student_rows(school, "alice")
+def school(db: None, matrix_rows: tuple[dict[str, Any], Any]) -> dict[str, Any]:
+    """The module's people (both schools: `schools` is the same), for this test: copies, so that
+    what a test sets on them stays in that test."""
+    return copy.deepcopy(matrix_rows[0])
+
+
+@pytest.fixture
+def schools(school: dict[str, Any]) -> dict[str, Any]:
+    return school
+
+
+@pytest.fixture
+def alice_data(db: None, matrix_rows: tuple[Any, dict[str, dict[str, int]]]) -> dict[str, int]:
+    return matrix_rows[1]["alice"]
 
 
 def learning_state():
@@ -214,7 +237,7 @@ INTRUDER_MATRIX = [
 
 
 @pytest.mark.parametrize(("case", "method", "url", "body"), INTRUDER_MATRIX)
-def test_intruders_get_404(schools, case, method, url, body):
+def test_intruders_get_404(schools, matrix_rows, case, method, url, body):
     """Another student (same class or not, same school or not), a teacher of another class or
     school, the other school's administrator, and a teacher whose student's enrolment, class or
     own teaching is inactive get 404, and nothing changes.
@@ -223,7 +246,7 @@ def test_intruders_get_404(schools, case, method, url, body):
     or reading a class's reviews, is refused with 403 up front.
     """
     owner, intruder, change = case
-    rows = student_rows(schools, owner)
+    rows = matrix_rows[1][owner]
     if change is not None:
         change(schools)
     target = url.format(**rows)
@@ -339,11 +362,11 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
 
 @pytest.mark.parametrize("educator", EDUCATORS)
 @pytest.mark.parametrize(("method", "url", "body"), DETAIL_ENDPOINTS)
-def test_every_educator_of_the_student_gets_the_teachers_answer(schools, llm, educator, method, url, body):
+def test_every_educator_of_the_student_gets_the_teachers_answer(schools, matrix_rows, llm, educator, method, url, body):
     """5A's primary teacher, its second teacher and the administrator of alice's school get the
     same answer from every endpoint that names one of alice's rows: no 404 but erasure's and
     another administrator's roster import."""
-    rows = student_rows(schools, "alice")
+    rows = matrix_rows[1]["alice"]
     user = EDUCATORS[educator](schools)
     payload = None
     if body is not None:
