@@ -14,9 +14,7 @@ class Platform(models.Model):
 
     registration = models.OneToOneField("lti_tool.LtiRegistration", on_delete=models.CASCADE, related_name="platform")
     school = models.ForeignKey("accounts.School", on_delete=models.PROTECT, related_name="lti_platforms")
-    created_by = models.ForeignKey(
-        "accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    created_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -17,6 +17,7 @@ from insights import apis as insights
 from learning import apis as learning
 from learning import review_apis as learning_reviews
 from llm import apis as llm
+from lti import apis as lti
 from memory import apis as memory
 from memory import card_apis as card
 from memory.language import user_language_change
@@ -131,6 +132,9 @@ api_urls: list[URLPattern | URLResolver] = [
     path("safety/", include("safety.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("identity-providers/", include("sso.urls")),
+    path("lti/platforms/", lti.PlatformListCreateApi.as_view(), name="lti-platform-list"),
+    path("lti/platforms/<id:platform_id>/", lti.PlatformDetailApi.as_view(), name="lti-platform-detail"),
+    path("lti/token/", lti.LaunchTokenApi.as_view(), name="lti-token"),
 ]
 
 urlpatterns = [
@@ -142,6 +146,8 @@ urlpatterns = [
     path("app/", include("web.urls")),
     # Signing in with a school's OpenID Connect provider, in the browser (sso.views).
     path("auth/oidc/", include("sso.web_urls")),
+    # The LTI tool's pages, which an LMS launches in its frame (lti.frames).
+    path("lti/", include("lti.urls")),
     # Answered before the URLs by core.health.OperationsEndpoints; here for `reverse`.
     path("health/live", health_live, name="health-live"),
     path("health/ready", health_ready, name="health-ready"),

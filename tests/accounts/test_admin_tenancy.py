@@ -25,6 +25,7 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management import call_command
 from django.test import Client, RequestFactory
 from django.utils import timezone
+from lti_tool.models import LtiRegistration
 from rest_framework.authtoken.models import Token
 
 from accounts.admin_tenancy import NO_TENANT_DATA, TenantScoped
@@ -32,6 +33,7 @@ from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, TeacherEnr
 from conversations.models import Conversation, Message
 from conversations.services import conversation_create
 from llm.models import LLMUsage
+from lti.models import Platform
 from memory.models import AIMemory, StudentCard
 from memory.services.notes import teacher_note_create
 from privacy.models import Erasure
@@ -188,6 +190,16 @@ def _admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rows["dave"]["webhook"] = Webhook.objects.create(
         school=school["school_b"], url="https://hooks-dave.example/events", secret="", events=["quiz.graded"]
     )
+    for name, its_school in (("alice", school["school"]), ("dave", school["school_b"])):
+        registration = LtiRegistration.objects.create(
+            name=f"LMS-{name}",
+            issuer=f"https://lms-{name}.example",
+            client_id="tutor",
+            auth_url=f"https://lms-{name}.example/auth",
+            token_url=f"https://lms-{name}.example/token",
+            keyset_url=f"https://lms-{name}.example/jwks",
+        )
+        rows[name]["platform"] = Platform.objects.create(registration=registration, school=its_school)
     return rows
 
 
@@ -206,6 +218,7 @@ def _grant_every_tutor_permission(user: User) -> None:
                 "safety",
                 "webhooks",
                 "sso",
+                "lti",
             )
         )
     )
@@ -269,6 +282,8 @@ ADMIN_MATRIX = [
     ("webhooks/webhook", "webhook", "hooks-alice", {"admin_a"}),
     # A school's identity providers are its administrators' (and staff's), as through the API.
     ("sso/identityprovider", "identity_provider", "Workspace", {"admin_a"}),
+    # An LMS platform is its school's administrators' (and staff's), as through the API.
+    ("lti/platform", "platform", "LMS-alice", {"admin_a"}),
 ]
 MATRIX_IDS = [f"{prefix}:{key}" for prefix, key, _q, _seen in ADMIN_MATRIX]
 
@@ -284,6 +299,7 @@ ACTION_MATRIX = [
     ("webhooks/webhook", "turn_on", "webhook"),
     ("webhooks/webhook", "delete_selected", "webhook"),
     ("sso/identityprovider", "delete_selected", "identity_provider"),
+    ("lti/platform", "delete_selected", "platform"),
 ]
 
 
@@ -314,6 +330,7 @@ def state() -> tuple[Any, ...]:
         list(ClassroomSafety.objects.order_by("pk").values_list("pk", "classroom_id", "resources")),
         list(Webhook.objects.order_by("pk").values_list("pk", "url", "active", "consecutive_failures", "description")),
         list(IdentityProvider.objects.order_by("pk").values_list("pk", "school_id", "name", "client_secret")),
+        list(Platform.objects.order_by("pk").values_list("pk", "school_id", "registration_id")),
     )
 
 

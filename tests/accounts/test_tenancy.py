@@ -402,6 +402,8 @@ OWN_ENDPOINTS = {
     # provisioning: each lists and creates within the requester's scope
     "/api/v1/users/",
     "/api/v1/schools/",
+    "/api/v1/lti/platforms/",  # the requester's schools' LMS platforms (tests/lti/test_api.py)
+    "/api/v1/lti/token/",  # a launch's one-time code gives its own person's token
 }
 
 # The provisioning API's rows (a person, a class, its enrolments): their matrix, every
@@ -425,6 +427,11 @@ WEBHOOK_ENDPOINTS = {
 # A school's identity providers: their matrix (another school's administrator, a teacher, a
 # student) is tests/sso/test_api.py.
 IDENTITY_PROVIDER_ENDPOINTS = {"/api/v1/identity-providers/{provider_id}/"}
+# A school's LMS platforms: their matrix (another school's administrator, a teacher, a student)
+# is tests/lti/test_api.py::test_the_tenancy_matrix.
+LTI_ENDPOINTS = {
+    "/api/v1/lti/platforms/{platform_id}/",
+}
 
 
 def test_every_endpoint_is_in_the_matrix():
@@ -440,9 +447,8 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
             template = template.replace("{flag_id}", "{flag}")
             template = template.replace("{change_id}", "{change}").replace("{import_id}", "{roster_import}")
-            assert template in covered | PROVISIONING_ENDPOINTS | WEBHOOK_ENDPOINTS | IDENTITY_PROVIDER_ENDPOINTS, (
-                f"{path} is not in the tenancy matrix"
-            )
+            named = PROVISIONING_ENDPOINTS | WEBHOOK_ENDPOINTS | IDENTITY_PROVIDER_ENDPOINTS | LTI_ENDPOINTS
+            assert template in covered | named, f"{path} is not in the tenancy matrix"
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"
 

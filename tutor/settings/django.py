@@ -70,6 +70,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.errors.ErrorsAsJson",
+    # Last, so that it sees the response first: the LMS platforms may frame the pages they
+    # launch (lti.frames).
+    "lti.frames.PlatformFrames",
 ]
 
 ROOT_URLCONF = "tutor.urls"

@@ -1,6 +1,7 @@
 /**
- * What both pages share: the API client (a session, with the CSRF token on every write), small
- * DOM helpers, error messages, and signing in and out with the language switch.
+ * What both pages share: the API client (a session, with the CSRF token on every write; a token
+ * after an LTI launch), small DOM helpers, error messages, and signing in and out with the
+ * language switch.
  */
 import {
   ApiError,
@@ -12,7 +13,20 @@ import {
 } from "../../clients/typescript/src/index";
 import { formatDate, language, setLanguage, t, translatePage, type Key, type LabelKey } from "./i18n";
 
-export const api = createClient({ auth: { session: true } });
+// The client every module uses (a live binding): a session's, or a launch's token's.
+export let api = createClient({ auth: { session: true } });
+let launchToken: string | null = null;
+
+/** Where an LTI launch led, once its code was exchanged: the course's class, the student's conversation. */
+export const launched: { classroom: number | null; conversation: number | null } = {
+  classroom: null,
+  conversation: null,
+};
+
+/** The Authorization header of a launch's token, for the modules that call fetch themselves. */
+export function tokenAuthorization(): string | null {
+  return launchToken === null ? null : `Token ${launchToken}`;
+}
 
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const node = document.getElementById(id);
@@ -181,6 +195,19 @@ export async function run(page: Page): Promise<void> {
     });
   });
 
+  /**
+   * An LTI launch (the page in the LMS's frame, where third-party cookies are blocked): its
+   * one-time code for the person's API token, sent as `Authorization: Token` from then on.
+   */
+  async function launchSignIn(code: string): Promise<void> {
+    const answer = unwrap(await createClient().POST("/api/v1/lti/token/", { body: { code } }));
+    launchToken = answer.token;
+    api = createClient({ auth: { token: answer.token } });
+    launched.classroom = answer.classroom ?? null;
+    launched.conversation = answer.conversation ?? null;
+    await signedIn(answer.user);
+  }
+
   async function codeSignIn(code: string): Promise<void> {
     unwrap(await api.GET("/api/v1/auth/csrf/"));
     const { user } = unwrap(await api.POST("/api/v1/auth/code/login/", { body: { code } }));
@@ -222,7 +249,12 @@ export async function run(page: Page): Promise<void> {
   });
 
   try {
-    const code = page.signInWithCode ? takeCodeFromAddress() : null;
+    const launchCode = takeFromAddress("lti");
+    if (launchCode !== null) {
+      await launchSignIn(launchCode);
+      return;
+    }
+    const code = page.signInWithCode ? takeFromAddress("code") : null;
     if (code !== null) {
       await codeSignIn(code);
       return;
@@ -239,12 +271,12 @@ export async function run(page: Page): Promise<void> {
 }
 
 /**
- * The code of a sign-in card's link (`/app/#code=...`: a fragment never reaches the server),
- * removed at once from the address bar and the history, so that it is neither left on screen
- * nor kept by a bookmark or the back button.
+ * The code of a sign-in card's link (`/app/#code=...`) or of an LTI launch (`#lti=...`): a
+ * fragment never reaches the server. Removed at once from the address bar and the history, so
+ * that it is neither left on screen nor kept by a bookmark or the back button.
  */
-function takeCodeFromAddress(): string | null {
-  const code = new URLSearchParams(window.location.hash.slice(1)).get("code");
+function takeFromAddress(name: "code" | "lti"): string | null {
+  const code = new URLSearchParams(window.location.hash.slice(1)).get(name);
   if (code === null) return null;
   history.replaceState(history.state, "", window.location.pathname + window.location.search);
   return code;

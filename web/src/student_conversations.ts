@@ -6,7 +6,7 @@
  * started one meanwhile.
  */
 import { type Conversation, unwrap } from "../../clients/typescript/src/index";
-import { act, api, byId, h } from "./common";
+import { act, api, byId, h, launched } from "./common";
 import { formatDate, t } from "./i18n";
 import { drawChat, onMessageAdded, onTurnEnd, resetChat, showChat } from "./student_chat";
 import { redrawFiles, resetFiles, showFiles } from "./student_files";
@@ -94,11 +94,15 @@ export async function openConversation(id: number): Promise<void> {
   await showFiles();
 }
 
-/** On sign-in: the latest open conversation, unless one was put on screen meanwhile. */
+/**
+ * On sign-in: the conversation an LTI launch opened, else the latest open one, unless one was
+ * put on screen meanwhile.
+ */
 export async function resumeConversation(): Promise<void> {
   const request = opening;
   await loadConversations();
-  const latest = conversations.find((c) => c.status === "active");
+  const latest =
+    conversations.find((c) => c.id === launched.conversation) ?? conversations.find((c) => c.status === "active");
   if (latest && request === opening && state.conversation === null) await openConversation(latest.id);
 }
 

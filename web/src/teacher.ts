@@ -12,13 +12,13 @@
  * - a school administrator's view of their school (./teacher_school).
  */
 import { type User, unwrap } from "../../clients/typescript/src/index";
-import { act, api, byId, displayName, h, run, showError } from "./common";
+import { act, api, byId, displayName, h, launched, run, showError } from "./common";
 import { t } from "./i18n";
 import { loadFlags, onReadConversation, redrawFlags, resetFlags } from "./safety";
 import type { Classroom } from "./teacher_api";
 import { type AskBox, askBox } from "./teacher_ask";
 import { loadCard, redrawCard, reloadCard, startCard } from "./teacher_card";
-import { loadClasses, redrawClasses, resetClasses, startClasses } from "./teacher_class";
+import { chooseClassroom, loadClasses, redrawClasses, resetClasses, startClasses } from "./teacher_class";
 import { forgetEvidence } from "./teacher_evidence";
 import { loadLearning, redrawLearning } from "./teacher_learning";
 import { loadMemories, redrawMemories, resetMemories, startMemories } from "./teacher_memories";
@@ -205,6 +205,8 @@ void run({
     startMemories(user, () => void loadReviews(selectedStudent()));
     drawViews();
     await Promise.all([loadFlags(), loadStudents().then(applyRoute), loadClasses()]);
+    // An instructor's LTI launch opens the course's class.
+    if (launched.classroom !== null) await chooseClassroom(launched.classroom);
   },
   redraw() {
     redrawFlags();

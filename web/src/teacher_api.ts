@@ -6,6 +6,7 @@
  * the user's language), like `unwrap`; the CSRF token goes with every write, as the client sends it.
  */
 import { ApiError, cookie, readServerSentEvents, type Schemas } from "../../clients/typescript/src/index";
+import { tokenAuthorization } from "./common";
 
 export type CardField = Schemas["CardFieldEnum"];
 export type CardListField = "goals" | "accommodations" | "interests";
@@ -34,9 +35,11 @@ const WRITES = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 
 function headers(method: string, accept = "application/json"): Headers {
   const result = new Headers({ Accept: accept });
+  const token = tokenAuthorization();
+  if (token) result.set("Authorization", token);
   if (WRITES.has(method)) {
     result.set("Content-Type", "application/json");
-    const csrf = cookie("csrftoken");
+    const csrf = token ? null : cookie("csrftoken");
     if (csrf) result.set("X-CSRFToken", csrf);
   }
   return result;

@@ -4,7 +4,7 @@
   var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
   var __publicField = (obj, key, value) => __defNormalProp(obj, typeof key !== "symbol" ? key + "" : key, value);
 
-  // clients/typescript/node_modules/openapi-fetch/dist/index.mjs
+  // ../../main/clients/typescript/node_modules/openapi-fetch/dist/index.mjs
   var PATH_PARAM_RE = /\{[^{}]+\}/g;
   var supportsRequestInitExt = () => {
     return typeof process === "object" && Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 && process.versions.undici;
@@ -1523,6 +1523,11 @@
 
   // web/src/common.ts
   var api = createClient2({ auth: { session: true } });
+  var launchToken = null;
+  var launched = {
+    classroom: null,
+    conversation: null
+  };
   function byId(id) {
     const node = document.getElementById(id);
     if (!node) throw new Error(`#${id} is missing from the page`);
@@ -1620,6 +1625,14 @@
         await signedIn(user);
       });
     });
+    async function launchSignIn(code) {
+      const answer2 = unwrap(await createClient2().POST("/api/v1/lti/token/", { body: { code } }));
+      launchToken = answer2.token;
+      api = createClient2({ auth: { token: answer2.token } });
+      launched.classroom = answer2.classroom ?? null;
+      launched.conversation = answer2.conversation ?? null;
+      await signedIn(answer2.user);
+    }
     async function codeSignIn(code) {
       unwrap(await api.GET("/api/v1/auth/csrf/"));
       const { user } = unwrap(await api.POST("/api/v1/auth/code/login/", { body: { code } }));
@@ -1657,7 +1670,12 @@
       });
     });
     try {
-      const code = page2.signInWithCode ? takeCodeFromAddress() : null;
+      const launchCode = takeFromAddress("lti");
+      if (launchCode !== null) {
+        await launchSignIn(launchCode);
+        return;
+      }
+      const code = page2.signInWithCode ? takeFromAddress("code") : null;
       if (code !== null) {
         await codeSignIn(code);
         return;
@@ -1672,8 +1690,8 @@
       loading.hidden = true;
     }
   }
-  function takeCodeFromAddress() {
-    const code = new URLSearchParams(window.location.hash.slice(1)).get("code");
+  function takeFromAddress(name) {
+    const code = new URLSearchParams(window.location.hash.slice(1)).get(name);
     if (code === null) return null;
     history.replaceState(history.state, "", window.location.pathname + window.location.search);
     return code;
@@ -2762,7 +2780,7 @@
   async function resumeConversation() {
     const request = opening;
     await loadConversations();
-    const latest = conversations.find((c) => c.status === "active");
+    const latest = conversations.find((c) => c.id === launched.conversation) ?? conversations.find((c) => c.status === "active");
     if (latest && request === opening && state.conversation === null) await openConversation(latest.id);
   }
   async function endConversation(conversation) {

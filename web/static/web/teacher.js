@@ -4,7 +4,7 @@
   var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
   var __publicField = (obj, key, value) => __defNormalProp(obj, typeof key !== "symbol" ? key + "" : key, value);
 
-  // clients/typescript/node_modules/openapi-fetch/dist/index.mjs
+  // ../../main/clients/typescript/node_modules/openapi-fetch/dist/index.mjs
   var PATH_PARAM_RE = /\{[^{}]+\}/g;
   var supportsRequestInitExt = () => {
     return typeof process === "object" && Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 && process.versions.undici;
@@ -1502,6 +1502,14 @@
 
   // web/src/common.ts
   var api = createClient2({ auth: { session: true } });
+  var launchToken = null;
+  var launched = {
+    classroom: null,
+    conversation: null
+  };
+  function tokenAuthorization() {
+    return launchToken === null ? null : `Token ${launchToken}`;
+  }
   function byId(id) {
     const node = document.getElementById(id);
     if (!node) throw new Error(`#${id} is missing from the page`);
@@ -1619,6 +1627,14 @@
         await signedIn(user);
       });
     });
+    async function launchSignIn(code) {
+      const answer = unwrap(await createClient2().POST("/api/v1/lti/token/", { body: { code } }));
+      launchToken = answer.token;
+      api = createClient2({ auth: { token: answer.token } });
+      launched.classroom = answer.classroom ?? null;
+      launched.conversation = answer.conversation ?? null;
+      await signedIn(answer.user);
+    }
     async function codeSignIn(code) {
       unwrap(await api.GET("/api/v1/auth/csrf/"));
       const { user } = unwrap(await api.POST("/api/v1/auth/code/login/", { body: { code } }));
@@ -1656,7 +1672,12 @@
       });
     });
     try {
-      const code = page3.signInWithCode ? takeCodeFromAddress() : null;
+      const launchCode = takeFromAddress("lti");
+      if (launchCode !== null) {
+        await launchSignIn(launchCode);
+        return;
+      }
+      const code = page3.signInWithCode ? takeFromAddress("code") : null;
       if (code !== null) {
         await codeSignIn(code);
         return;
@@ -1671,8 +1692,8 @@
       loading.hidden = true;
     }
   }
-  function takeCodeFromAddress() {
-    const code = new URLSearchParams(window.location.hash.slice(1)).get("code");
+  function takeFromAddress(name) {
+    const code = new URLSearchParams(window.location.hash.slice(1)).get(name);
     if (code === null) return null;
     history.replaceState(history.state, "", window.location.pathname + window.location.search);
     return code;
@@ -1870,9 +1891,11 @@
   var WRITES = /* @__PURE__ */ new Set(["POST", "PATCH", "PUT", "DELETE"]);
   function headers(method, accept = "application/json") {
     const result = new Headers({ Accept: accept });
+    const token = tokenAuthorization();
+    if (token) result.set("Authorization", token);
     if (WRITES.has(method)) {
       result.set("Content-Type", "application/json");
-      const csrf = cookie("csrftoken");
+      const csrf = token ? null : cookie("csrftoken");
       if (csrf) result.set("X-CSRFToken", csrf);
     }
     return result;
@@ -3492,6 +3515,7 @@
       startMemories(user, () => void loadReviews(selectedStudent()));
       drawViews();
       await Promise.all([loadFlags(), loadStudents().then(applyRoute), loadClasses()]);
+      if (launched.classroom !== null) await chooseClassroom(launched.classroom);
     },
     redraw() {
       redrawFlags();
