@@ -3,8 +3,8 @@ user's scope is a 404, as everywhere (accounts.selectors).
 
 - About a student: the student's teachers (accounts.selectors.student_get_visible), staff (an
   active staff account: any active student), and the student about themself.
-- About a class: its teacher (learning.selectors.classroom_get_visible) and staff; a student,
-  or another teacher, gets 404.
+- About a class: its teachers and its school's administrators (accounts.selectors.
+  classroom_get_overseen) and staff; a student, or another teacher, gets 404.
 - What the answer may show: the memories the asker may read (memory.selectors.memories_visible_to:
   a student never sees a teacher-only note); staff read every memory of the student.
 """
@@ -14,25 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.utils.translation import gettext as _
 
 from accounts.models import Classroom
-from accounts.selectors import is_staff_account, student_get_overseen
-from core.errors import NotFound
+from accounts.selectors import classroom_get_overseen, is_staff_account, student_get_overseen
 from insights.models import AskLog
-from learning.selectors import classroom_get_visible
 from memory.models import AIMemory, AIMemoryQuerySet
 from memory.selectors import memories_visible_to
 
 
 def ask_classroom_get(*, user: Any, classroom_id: Any) -> Classroom:
-    """The class `user` may ask about (its teacher, staff), or NotFound."""
-    if is_staff_account(user):
-        classroom = Classroom.objects.filter(pk=classroom_id).first()
-        if classroom is None:
-            raise NotFound(_("Classroom not found."))
-        return classroom
-    return classroom_get_visible(user=user, classroom_id=classroom_id)
+    """The class `user` may ask about (its teachers, its school's administrators, staff), or
+    NotFound (accounts.selectors.classroom_get_overseen)."""
+    return classroom_get_overseen(user=user, classroom_id=classroom_id)
 
 
 def memories_for(user: Any) -> AIMemoryQuerySet:

@@ -18,8 +18,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, User
-from accounts.selectors import classrooms_visible_to, enrollments_current, is_staff_account, student_get_overseen
-from core.errors import Forbidden, NotFound
+from accounts.selectors import classroom_get_overseen, enrollments_current, student_get_overseen
+from core.errors import Forbidden
 from learning import reviews
 from learning.mastery import BktParams, decayed
 from learning.models import Answer, Quiz, QuizAttempt, ReviewCard, SkillMastery
@@ -160,18 +160,12 @@ def student_reviews(*, user: Any, student_id: int) -> tuple[User, datetime, list
 
 
 def _classroom_get(*, user: Any, classroom_id: int) -> Classroom:
-    """A classroom whose reviews `user` may read: its teacher's, or any for staff. A student is
-    Forbidden (a class's figures are never a student's); anyone else NotFound."""
+    """A classroom whose reviews `user` may read (accounts.selectors.classroom_get_overseen: its
+    teachers, its school's administrators, staff). A student is Forbidden (a class's figures are
+    never a student's); anyone else NotFound."""
     if getattr(user, "role", None) == User.Role.STUDENT:
         raise Forbidden(_("Only the class's teachers can read its reviews."))
-    classroom = None
-    if is_staff_account(user):
-        classroom = Classroom.objects.filter(pk=classroom_id).first()
-    else:
-        classroom = classrooms_visible_to(user).filter(pk=classroom_id).first()
-    if classroom is None:
-        raise NotFound(_("Classroom not found."))
-    return classroom
+    return classroom_get_overseen(user=user, classroom_id=classroom_id)
 
 
 @dataclass(frozen=True)
