@@ -8,6 +8,7 @@ import {
   createClient,
   type Language,
   type Memory,
+  type Schemas,
   type User,
   unwrap,
 } from "../../clients/typescript/src/index";
@@ -27,6 +28,8 @@ export const launched: { classroom: number | null; conversation: number | null }
 export function tokenAuthorization(): string | null {
   return launchToken === null ? null : `Token ${launchToken}`;
 }
+
+type SignInProvider = Schemas["SignInProviderOutput"];
 
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const node = document.getElementById(id);
@@ -177,6 +180,7 @@ export async function run(page: Page): Promise<void> {
     app.hidden = true;
     wrongPage.hidden = true;
     loginSection.hidden = false;
+    if (!providersAsked) void showProviders();
     page.reset();
     byId<HTMLInputElement>("username").focus();
   }
@@ -237,6 +241,7 @@ export async function run(page: Page): Promise<void> {
     const lang = languageSelect.value === "fr" ? "fr" : "en";
     if (!me) {
       showLanguage(lang);
+      drawProviders();
       return;
     }
     void act(null, async () => {
@@ -268,6 +273,45 @@ export async function run(page: Page): Promise<void> {
   } finally {
     loading.hidden = true;
   }
+}
+
+// The identity providers the sign-in form offers (GET /auth/providers/, asked once the form
+// shows), drawn as links.
+let providers: SignInProvider[] = [];
+let providersAsked = false;
+
+/**
+ * A button per single sign-on provider under the sign-in form: those of the school the page's
+ * address names (`?school=<id>`, and its district's), else every active one. Each goes to the
+ * provider and comes back signed in to this page (`next`). Nothing is shown when none answers.
+ */
+async function showProviders(): Promise<void> {
+  providersAsked = true;
+  const school = new URLSearchParams(window.location.search).get("school");
+  const query = school !== null && /^[1-9][0-9]{0,17}$/.test(school) ? { school: Number(school) } : {};
+  try {
+    providers = unwrap(await api.GET("/api/v1/auth/providers/", { params: { query } })).results;
+  } catch {
+    providers = [];
+  }
+  drawProviders();
+}
+
+function drawProviders(): void {
+  const list = byId("sso-providers");
+  const schools = new Set(providers.map((provider) => provider.school));
+  const next = window.location.pathname + window.location.hash;
+  list.replaceChildren(
+    ...providers.map((provider) => {
+      const name =
+        schools.size > 1
+          ? t("sso_sign_in_school", { name: provider.name, school: provider.school_name })
+          : t("sso_sign_in", { name: provider.name });
+      const href = `${provider.login_url}?${new URLSearchParams({ next }).toString()}`;
+      return h("li", {}, h("a", { class: "button", href }, name));
+    }),
+  );
+  byId("sso").hidden = providers.length === 0;
 }
 
 /**

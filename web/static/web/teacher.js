@@ -4,7 +4,7 @@
   var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
   var __publicField = (obj, key, value) => __defNormalProp(obj, typeof key !== "symbol" ? key + "" : key, value);
 
-  // ../../main/clients/typescript/node_modules/openapi-fetch/dist/index.mjs
+  // clients/typescript/node_modules/openapi-fetch/dist/index.mjs
   var PATH_PARAM_RE = /\{[^{}]+\}/g;
   var supportsRequestInitExt = () => {
     return typeof process === "object" && Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 && process.versions.undici;
@@ -599,6 +599,9 @@
     code_heading: "Or with your sign-in card",
     code_label: "The code on your card",
     code_login: "Sign in with the code",
+    sso_heading: "Or with your school account",
+    sso_sign_in: "Sign in with {name}",
+    sso_sign_in_school: "Sign in with {name} ({school})",
     wrong_page_student: "This page is for students. Teachers have their own page:",
     wrong_page_teacher: "This page is for teachers. Students have their own page:",
     go_student_page: "the student page",
@@ -1048,6 +1051,9 @@
     code_heading: "Ou avec ta carte de connexion",
     code_label: "Le code de ta carte",
     code_login: "Se connecter avec le code",
+    sso_heading: "Ou avec le compte de l'école",
+    sso_sign_in: "Se connecter avec {name}",
+    sso_sign_in_school: "Se connecter avec {name} ({school})",
     wrong_page_student: "Cette page est celle des élèves. Les enseignants ont la leur :",
     wrong_page_teacher: "Cette page est celle des enseignants. Les élèves ont la leur :",
     go_student_page: "la page des élèves",
@@ -1612,6 +1618,7 @@
       app.hidden = true;
       wrongPage.hidden = true;
       loginSection.hidden = false;
+      if (!providersAsked) void showProviders();
       page3.reset();
       byId("username").focus();
     }
@@ -1661,6 +1668,7 @@
       const lang = languageSelect.value === "fr" ? "fr" : "en";
       if (!me3) {
         showLanguage(lang);
+        drawProviders();
         return;
       }
       void act(null, async () => {
@@ -1691,6 +1699,32 @@
     } finally {
       loading.hidden = true;
     }
+  }
+  var providers = [];
+  var providersAsked = false;
+  async function showProviders() {
+    providersAsked = true;
+    const school = new URLSearchParams(window.location.search).get("school");
+    const query = school !== null && /^[1-9][0-9]{0,17}$/.test(school) ? { school: Number(school) } : {};
+    try {
+      providers = unwrap(await api.GET("/api/v1/auth/providers/", { params: { query } })).results;
+    } catch {
+      providers = [];
+    }
+    drawProviders();
+  }
+  function drawProviders() {
+    const list = byId("sso-providers");
+    const schools = new Set(providers.map((provider) => provider.school));
+    const next2 = window.location.pathname + window.location.hash;
+    list.replaceChildren(
+      ...providers.map((provider) => {
+        const name = schools.size > 1 ? t("sso_sign_in_school", { name: provider.name, school: provider.school_name }) : t("sso_sign_in", { name: provider.name });
+        const href = `${provider.login_url}?${new URLSearchParams({ next: next2 }).toString()}`;
+        return h("li", {}, h("a", { class: "button", href }, name));
+      })
+    );
+    byId("sso").hidden = providers.length === 0;
   }
   function takeFromAddress(name) {
     const code = new URLSearchParams(window.location.hash.slice(1)).get(name);
