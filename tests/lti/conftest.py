@@ -26,6 +26,7 @@ from lti_tool.models import LtiDeployment, LtiRegistration
 from accounts.models import School
 from lti.models import Platform
 from tests.conftest import ROOT, free_port, terminate
+from tests.web.conftest import artifacts_dir, browser  # noqa: F401 (the browser tests' fixtures)
 
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"

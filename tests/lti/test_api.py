@@ -116,3 +116,17 @@ def test_a_wrong_launch_code_is_a_400(db):
     resp = APIClient().post("/api/v1/lti/token/", {"code": "not-a-code"}, format="json")
     assert resp.status_code == 400
     assert resp.json()["error"]["details"]["code"]
+
+
+def test_only_the_framed_pages_allow_the_registered_platforms_as_frame_ancestors(people, client):
+    """Once an LMS is registered, the student and teacher pages and the LTI pages may be framed
+    by its origin (and not refused by X-Frame-Options); every other page keeps
+    `frame-ancestors 'none'`; with no platform, nothing changes."""
+    assert "frame-ancestors 'none'" in client.get("/app/")["Content-Security-Policy"]
+    create(people["clients"]["admin_a"], people["school"])
+    for url in ("/app/", "/app/teacher/"):
+        resp = client.get(url)
+        assert "frame-ancestors 'self' https://moodle.school.example;" in resp["Content-Security-Policy"] + ";"
+        assert "X-Frame-Options" not in resp
+    assert "frame-ancestors 'none'" in client.get("/api/docs/")["Content-Security-Policy"]
+    assert client.get("/api/docs/")["X-Frame-Options"] == "DENY"

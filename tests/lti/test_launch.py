@@ -4,6 +4,7 @@ conversation a student's launch opens, and the refusals (docs/lti.md)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -194,3 +195,27 @@ def test_the_jwks_serves_one_stable_key(server, course):
     assert len(first["keys"]) == 1
     assert first["keys"][0]["alg"] == "RS256"
     assert httpx2.get(f"{server}/lti/jwks/").json() == first
+
+
+def test_deep_linking_is_for_instructors_and_its_picker_checks_its_form(server, course, launch_flow):
+    """A learner's deep-linking launch is a 403 page. The instructor's shows the topic picker;
+    its answer without a topic is the picker again with a 400, and one naming an unknown launch
+    is a 400 page asking to open it again from the course."""
+    learner = launch_flow.post(launch_flow.form(course.deep_link_url(COURSE, "u-ada")))
+    assert learner.status_code == 403
+    assert "instructors" in learner.text
+    picker = launch_flow.post(launch_flow.form(course.deep_link_url(COURSE, "u-turing")))
+    assert picker.status_code == 200, picker.text
+    launch_id = re.search(r'name="launch_id" value="([^"]+)"', picker.text)
+    assert launch_id
+    respond = f"{server}/lti/deep-link/respond/"
+    empty = httpx2.post(respond, data={"launch_id": launch_id.group(1), "topic": "", "title": "Tutor"})
+    assert empty.status_code == 400
+    assert "Give a topic and a title." in empty.text
+    unknown = httpx2.post(respond, data={"launch_id": "lti1p3-launch-unknown", "topic": "x", "title": "y"})
+    assert unknown.status_code == 400
+    assert "open it again from your course" in unknown.text
+    answer = httpx2.post(respond, data={"launch_id": launch_id.group(1), "topic": "Decimals", "title": "Tutor"})
+    assert answer.status_code == 200
+    assert f'action="{course.url}/deep-link-return/?context={COURSE}"' in answer.text
+    assert "form-action 'self' " + course.url in answer.headers["content-security-policy"]
