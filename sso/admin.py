@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.admin_tenancy import TenantScopedAdmin
+from sso.discovery import issuer_refusal
 from sso.models import IdentityProvider
 from sso.selectors import providers_visible_to
 
@@ -36,6 +37,13 @@ class IdentityProviderForm(forms.ModelForm):
             "email_claim",
             "active",
         ]
+
+    def clean_issuer(self) -> str:
+        issuer = str(self.cleaned_data["issuer"])
+        refusal = issuer_refusal(issuer)
+        if refusal:
+            raise forms.ValidationError(f"This issuer cannot be used: {refusal}.")
+        return issuer
 
     def clean_client_secret(self) -> str:
         secret = self.cleaned_data.get("client_secret") or ""

@@ -120,3 +120,20 @@ def test_the_sign_in_page_lists_the_active_providers(admins):
         "login_url": f"/auth/oidc/{a.pk}/login/",
     }
     assert anonymous.get("/api/v1/auth/providers/", {"school": "x"}).status_code == 400
+
+
+def test_the_admin_keeps_the_secret_and_refuses_a_private_issuer(admin_client, school):
+    """In the admin, a new provider needs its secret; a change left empty keeps it and the form
+    never shows it; an issuer on a private network is refused there as in the API."""
+    url = "/admin/sso/identityprovider/add/"
+    form = {"school": school["school"].pk, "name": "Google", "client_id": "c", "external_id_claim": "sub"}
+    form |= {"email_claim": "email", "active": "on"}
+    assert "client_secret" in admin_client.post(url, {**form, "issuer": ISSUER}).context["adminform"].form.errors
+    refused = admin_client.post(url, {**form, "issuer": "https://10.0.0.8/", "client_secret": "secret-never-shown"})
+    assert "issuer" in refused.context["adminform"].form.errors
+    assert admin_client.post(url, {**form, "issuer": ISSUER, "client_secret": "secret-never-shown"}).status_code == 302
+    provider = IdentityProvider.objects.get()
+    change = f"/admin/sso/identityprovider/{provider.pk}/change/"
+    assert "secret-never-shown" not in admin_client.get(change).content.decode()
+    assert admin_client.post(change, {**form, "issuer": ISSUER, "client_secret": ""}).status_code == 302
+    assert IdentityProvider.objects.get().client_secret == "secret-never-shown"
