@@ -163,10 +163,16 @@ def classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
     return classrooms_taught_by(user).order_by("name", "id")
 
 
-def may_import_roster(user: Any) -> bool:
-    """Who may upload a OneRoster bundle: a staff account, or a school administrator (whose
-    import touches only their schools)."""
+def is_school_manager(user: Any) -> bool:
+    """A staff account, or an active school administrator: who manages what belongs to schools
+    (their roster imports, webhooks, identity providers), each within `schools_administered_by`."""
     return is_staff_account(user) or (is_educator(user) and user.role == User.Role.ADMINISTRATOR)
+
+
+def may_import_roster(user: Any) -> bool:
+    """Who may upload a OneRoster bundle: a school manager (a school administrator's import
+    touches only their schools)."""
+    return is_school_manager(user)
 
 
 def roster_import_get_visible(*, user: Any, import_id: Any) -> RosterImport:

@@ -9,27 +9,22 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.models import School, User
-from accounts.selectors import is_educator, is_staff_account, schools_administered_by
+from accounts.selectors import is_school_manager, schools_administered_by
 from core.errors import Forbidden, NotFound
 from sso.models import IdentityProvider
-
-
-def may_manage_providers(user: Any) -> bool:
-    """A staff account, or an active school administrator."""
-    return is_staff_account(user) or (is_educator(user) and user.role == User.Role.ADMINISTRATOR)
 
 
 def providers_visible_to(user: Any) -> QuerySet[IdentityProvider]:
     """The providers `user` manages: every one for staff; those of the schools a school
     administrator administers (`schools_administered_by`); none for anyone else."""
-    if not may_manage_providers(user):
+    if not is_school_manager(user):
         return IdentityProvider.objects.none()
     return IdentityProvider.objects.filter(school__in=schools_administered_by(user).values("pk"))
 
 
 def provider_list(*, user: Any) -> QuerySet[IdentityProvider]:
     """The providers `user` manages; Forbidden for a user who manages none by role."""
-    if not may_manage_providers(user):
+    if not is_school_manager(user):
         raise Forbidden(_("Only staff and school administrators manage identity providers."))
     return providers_visible_to(user).select_related("school")
 

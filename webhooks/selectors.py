@@ -9,14 +9,9 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, School, User
-from accounts.selectors import is_educator, is_staff_account, schools_administered_by
+from accounts.selectors import is_school_manager, is_staff_account, schools_administered_by
 from core.errors import Forbidden, NotFound
 from webhooks.models import Webhook, WebhookDelivery
-
-
-def may_manage_webhooks(user: Any) -> bool:
-    """A staff account, or an active school administrator."""
-    return is_staff_account(user) or (is_educator(user) and user.role == User.Role.ADMINISTRATOR)
 
 
 def webhooks_visible_to(user: Any) -> QuerySet[Webhook]:
@@ -24,14 +19,14 @@ def webhooks_visible_to(user: Any) -> QuerySet[Webhook]:
     administrator administers (`schools_administered_by`); none for anyone else."""
     if is_staff_account(user):
         return Webhook.objects.all()
-    if not may_manage_webhooks(user):
+    if not is_school_manager(user):
         return Webhook.objects.none()
     return Webhook.objects.filter(school__in=schools_administered_by(user).values("pk"))
 
 
 def webhook_list(*, user: Any) -> QuerySet[Webhook]:
     """The webhooks `user` manages, newest first; Forbidden for a user who manages none by role."""
-    if not may_manage_webhooks(user):
+    if not is_school_manager(user):
         raise Forbidden(_("Only staff and school administrators manage webhooks."))
     return webhooks_visible_to(user).select_related("school")
 
