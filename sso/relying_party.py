@@ -106,26 +106,12 @@ def sign_in_pending(request: HttpRequest) -> dict[str, Any] | None:
         return None
 
 
-def sign_in_finish(request: HttpRequest) -> tuple[IdentityProvider, dict[str, Any], dict[str, Any]]:
-    """Finish the sign-in this callback answers: the provider, the ID token's verified claims
-    and the sign-in's `pending`. The sign-in's state is spent whatever happens after it is
-    found. CallbackInvalid for a state that matches no sign-in of this session (or one used
-    already), an error sent back by the provider, or a code it refuses; ProviderUnavailable and
-    ProviderAnswerInvalid for a provider that fails or answers something unverifiable."""
-    state = request.GET.get("state", "")
-    data = _pending(request, state)
-    provider = provider_for_sign_in(data.get("provider"))
-    if provider is None:
-        _integration().clear_state_data(request.session, state)
-        raise CallbackInvalid(_("This identity provider is no longer available."))
-    if request.GET.get("error"):
-        _integration().clear_state_data(request.session, state)
-        raise CallbackInvalid(
-            _("The identity provider did not sign you in (%(error)s).") % {"error": request.GET["error"][:100]}
-        )
+def _exchange(request: HttpRequest, provider: IdentityProvider) -> dict[str, Any]:
+    """The provider's token answer for this callback's code, its ID token checked by Authlib
+    (`userinfo`: the verified claims), or the error that says why not."""
     try:
         client = _client(provider)
-        token = client.authorize_access_token(request, claims_options=_claims_options(client))
+        return dict(client.authorize_access_token(request, claims_options=_claims_options(client)))
     except MismatchingStateError as exc:
         raise CallbackInvalid(_("This sign-in was already used. Start again.")) from exc
     except OAuthError as exc:
@@ -147,6 +133,28 @@ def sign_in_finish(request: HttpRequest) -> tuple[IdentityProvider, dict[str, An
     except (ValueError, KeyError, TypeError) as exc:
         # A token answer or a key set that is not the JSON object OAuth and JWK define.
         raise ProviderAnswerInvalid(_("The identity provider's answer is not valid.")) from exc
+
+
+def sign_in_finish(request: HttpRequest) -> tuple[IdentityProvider, dict[str, Any], dict[str, Any]]:
+    """Finish the sign-in this callback answers: the provider, the ID token's verified claims
+    and the sign-in's `pending`. The sign-in's state is spent whatever happens after it is
+    found. CallbackInvalid for a state that matches no sign-in of this session (or one used
+    already), an error sent back by the provider, or a code it refuses; ProviderUnavailable and
+    ProviderAnswerInvalid for a provider that fails or answers something unverifiable."""
+    state = request.GET.get("state", "")
+    data = _pending(request, state)
+    try:
+        provider = provider_for_sign_in(data.get("provider"))
+        if provider is None:
+            raise CallbackInvalid(_("This identity provider is no longer available."))
+        if request.GET.get("error"):
+            raise CallbackInvalid(
+                _("The identity provider did not sign you in (%(error)s).") % {"error": request.GET["error"][:100]}
+            )
+        token = _exchange(request, provider)
+    finally:
+        # Spent, whatever the answer (Authlib spends it too once the exchange starts).
+        _integration().clear_state_data(request.session, state)
     claims = token.get("userinfo")
     if not claims:
         raise ProviderAnswerInvalid(_("The identity provider sent no ID token."))

@@ -25,6 +25,7 @@ from django.contrib.auth import login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
@@ -48,10 +49,12 @@ def refusal_page(request: HttpRequest, error: ApplicationError) -> HttpResponse:
 
 
 def _safe_next(value: str) -> str:
-    """`value` if it is a page of the web app on this site (a path under /app/), else ''."""
+    """`value` if it is a page of the web app on this site (a path under /app/, with no dot
+    segment, encoded or not), else ''."""
     parts = urlsplit(value)
-    app = reverse("web:student")
-    if parts.scheme or parts.netloc or not parts.path.startswith(app) or "\\" in value or ".." in parts.path:
+    if not url_has_allowed_host_and_scheme(value, allowed_hosts=None) or parts.scheme or parts.netloc:
+        return ""
+    if not parts.path.startswith(reverse("web:student")) or "\\" in value or re.search(r"\.\.|%2e", value, re.I):
         return ""
     return value
 

@@ -161,7 +161,17 @@ def test_an_error_from_the_provider_is_a_clear_400(people):
     assert response.status_code == 400 and "access_denied" in response.content.decode()
 
 
-@pytest.mark.parametrize("next_page", ["https://evil.test/app/", "//evil.test/app/", "/admin/", "/app/../admin/"])
+@pytest.mark.parametrize(
+    "next_page",
+    [
+        "https://evil.test/app/",
+        "//evil.test/app/",
+        "/admin/",
+        "/app/../admin/",
+        "/app/%2E%2e/admin/",
+        "/\\evil.test/app/",
+    ],
+)
 def test_a_next_page_off_the_app_is_ignored(people, next_page):
     """`next` is followed only to a page of the app on this site; else the role's page."""
     client = Client()
