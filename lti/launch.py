@@ -15,6 +15,7 @@ from accounts.models import User
 from conversations.models import Conversation
 from conversations.services import conversation_create
 from lti.models import LaunchedConversation, Platform
+from lti.nrps import roster_sync_after_launch
 from lti.people import Refused, classroom_for_context, enrol, person_for_claims, person_link
 
 TOPIC_PARAMETER = "topic"  # the custom parameter a deep-linked resource link carries
@@ -49,6 +50,9 @@ def launch_apply(*, launch: LtiLaunch) -> Landing:
         person_link(platform=platform, sub=str(claims["sub"]), person=person)
         classroom = classroom_for_context(platform=platform, context=launch.context, claims=claims)
         enrol(person=person, classroom=classroom)
+        if person.role != User.Role.STUDENT:
+            # An instructor's launch brings the course's other members too (NRPS), in the background.
+            roster_sync_after_launch(context=launch.context, classroom=classroom)
         conversation = None
         if launch.is_resource_launch and person.role == User.Role.STUDENT:
             topic = launch.get_custom_claim(TOPIC_PARAMETER) or ""

@@ -17,6 +17,7 @@ from insights import apis as insights
 from learning import apis as learning
 from learning import review_apis as learning_reviews
 from llm import apis as llm
+from lti import advantage_apis as lti_services
 from lti import apis as lti
 from memory import apis as memory
 from memory import card_apis as card
@@ -125,6 +126,14 @@ api_urls: list[URLPattern | URLResolver] = [
     path("students/<id:student_id>/ask/", insights.student_ask, name="student-ask"),
     path("students/<id:student_id>/asks/", insights.StudentAsksApi.as_view(), name="student-asks"),
     path("classrooms/<id:classroom_id>/ask/", insights.classroom_ask, name="classroom-ask"),
+    path(
+        "classrooms/<id:classroom_id>/lti-sync/", lti_services.ClassroomLtiSyncApi.as_view(), name="classroom-lti-sync"
+    ),
+    path(
+        "classrooms/<id:classroom_id>/lti-scores/",
+        lti_services.ClassroomLtiScoresApi.as_view(),
+        name="classroom-lti-scores",
+    ),
     path("tasks/", learning.TaskListCreateApi.as_view(), name="task-list"),
     path("tasks/<id:task_id>/status/", learning.TaskStatusApi.as_view(), name="task-status"),
     path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),

@@ -20,6 +20,7 @@ from conversations.services import conversation_create
 from insights.models import AskLog
 from learning.models import Quiz, SkillMastery, Task, TaskStatus
 from learning.services import quiz_create_from_tool
+from lti.models import RosterSync
 from memory.card import card_propose
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.services.notes import teacher_note_create
@@ -162,6 +163,10 @@ DETAIL_ENDPOINTS = [
     ("post", "/api/v1/classrooms/{classroom}/sign-in-codes/", {"days": 7}),
     # the class overview's roster: its teachers' and its school's administrators'
     ("get", "/api/v1/classrooms/{classroom}/roster/", None),
+    # LTI: a class's roster sync from its LMS courses and the quiz scores sent to them
+    ("post", "/api/v1/classrooms/{classroom}/lti-sync/", None),
+    ("get", "/api/v1/classrooms/{classroom}/lti-sync/", None),
+    ("get", "/api/v1/classrooms/{classroom}/lti-scores/", None),
     ("post", "/api/v1/tasks/", {"student": "{student}", "title": "A task from another teacher"}),
     ("post", "/api/v1/tasks/{task}/status/", {"status": "done"}),
     # the memory lifecycle: the chain, a teacher's supersession, the review queue, the access log
@@ -271,6 +276,7 @@ def test_intruders_get_404(schools, matrix_rows, case, method, url, body):
             list(CardChange.objects.values_list("pk", "status")),
             AskLog.objects.count(),
             SignInCode.objects.count(),
+            RosterSync.objects.count(),
         )
 
     before = state(), learning_state()
@@ -335,6 +341,10 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("post", "/api/v1/classrooms/{classroom}/ask/"): 200,
     ("post", "/api/v1/classrooms/{classroom}/sign-in-codes/"): 201,
     ("get", "/api/v1/classrooms/{classroom}/roster/"): 200,
+    # 5A is linked to no LMS course here (tests/lti_services: a linked class's 202)
+    ("post", "/api/v1/classrooms/{classroom}/lti-sync/"): 409,
+    ("get", "/api/v1/classrooms/{classroom}/lti-sync/"): 200,
+    ("get", "/api/v1/classrooms/{classroom}/lti-scores/"): 200,
     ("post", "/api/v1/tasks/"): 201,
     ("post", "/api/v1/tasks/{task}/status/"): 403,
     ("get", "/api/v1/memories/{memory}/chain/"): 200,

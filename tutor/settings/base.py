@@ -21,6 +21,7 @@ from .files import *  # noqa: F403
 from .learning import *  # noqa: F403
 from .llm import *  # noqa: F403
 from .logs import *  # noqa: F403
+from .lti import *  # noqa: F403
 from .memory import *  # noqa: F403
 from .observability import *  # noqa: F403
 from .safety import *  # noqa: F403
