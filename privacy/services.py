@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from django.db.models import Model, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from lti_tool.models import LtiUser
 from rest_framework.authtoken.models import Token
 
 from accounts.models import Enrollment, User
@@ -223,6 +224,8 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
         tally.delete(Enrollment.objects.filter(student=student))
         tally.delete(Token.objects.filter(user=student))
         tally.delete(Session.objects.filter(session_key__in=_sessions_of(student.pk)))
+        # The LMS's copy of them (django-lti's LTI users: names, email; their course memberships cascade).
+        tally.delete(LtiUser.objects.filter(auth_user=student))
         for entries in _admin_log_about(logged):
             tally.delete(entries)
         tally.delete(LogEntry.objects.filter(user=student))
