@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
-from accounts.admin_tenancy import TenantScoped, TenantScopedAdmin, admin_sees_all
+from accounts.admin_tenancy import ReadOnlyWhenScoped, TenantScoped, TenantScopedAdmin, admin_sees_all
 from accounts.models import Classroom, Enrollment, School, TeacherEnrollment, User
 from accounts.selectors import classrooms_visible_to, schools_administered_by, students_visible_to
 
@@ -68,7 +68,7 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
 
 
 @admin.register(School)
-class SchoolAdmin(TenantScopedAdmin):
+class SchoolAdmin(ReadOnlyWhenScoped, TenantScopedAdmin):
     """Schools and districts. A scoped user sees the ones they administer, and changes none."""
 
     list_display = ("name", "kind", "parent", "external_id", "active")
@@ -78,15 +78,6 @@ class SchoolAdmin(TenantScopedAdmin):
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(pk__in=schools_administered_by(request.user).values("pk"))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return admin_sees_all(request.user) and super().has_add_permission(request)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_sees_all(request.user) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_sees_all(request.user) and super().has_delete_permission(request, obj)
 
 
 class EnrollmentInline(TenantScoped, admin.TabularInline):
@@ -101,7 +92,7 @@ class EnrollmentInline(TenantScoped, admin.TabularInline):
         )
 
 
-class TeacherEnrollmentInline(TenantScoped, admin.TabularInline):
+class TeacherEnrollmentInline(ReadOnlyWhenScoped, TenantScoped, admin.TabularInline):
     """A class's teachers. A scoped user sees them and changes none (the provisioning API and
     the roster import do)."""
 
@@ -111,15 +102,6 @@ class TeacherEnrollmentInline(TenantScoped, admin.TabularInline):
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(classroom__in=classrooms_visible_to(request.user).values("pk"))
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_sees_all(request.user) and super().has_add_permission(request, obj)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_sees_all(request.user) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_sees_all(request.user) and super().has_delete_permission(request, obj)
 
 
 @admin.register(Classroom)

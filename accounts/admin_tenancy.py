@@ -116,6 +116,20 @@ class TenantScopedAdmin(TenantScoped, admin.ModelAdmin):
     """A ModelAdmin scoped like the API (TenantScoped)."""
 
 
+class ReadOnlyWhenScoped(_Base):
+    """For a ModelAdmin or an inline (before TenantScoped): a scoped user sees their rows and
+    adds, changes and deletes none; whoever sees all keeps their permissions."""
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return admin_sees_all(request.user) and super().has_add_permission(request, *args)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_sees_all(request.user) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin_sees_all(request.user) and super().has_delete_permission(request, obj)
+
+
 class ScopedRawIdWidget(widgets.ForeignKeyRawIdWidget):
     """The raw-id input, which names its current value only if it is one of the field's choices:
     Django's widget reads the related row unscoped, so a form posted back with the id of a row

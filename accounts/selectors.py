@@ -165,7 +165,7 @@ def classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
 
 def is_school_manager(user: Any) -> bool:
     """A staff account, or an active school administrator: who manages what belongs to schools
-    (their roster imports, webhooks, identity providers), each within `schools_administered_by`."""
+    (their roster imports, webhooks, identity providers, LMS platforms), each within `schools_administered_by`."""
     return is_staff_account(user) or (is_educator(user) and user.role == User.Role.ADMINISTRATOR)
 
 

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from lti_tool.models import LtiRegistration
 
-from accounts.admin_tenancy import TenantScopedAdmin, admin_sees_all
+from accounts.admin_tenancy import ReadOnlyWhenScoped, TenantScopedAdmin
 from lti.models import Platform
 from lti.selectors import platforms_visible_to
 
@@ -20,7 +20,7 @@ admin.site.unregister(LtiRegistration)
 
 
 @admin.register(Platform)
-class PlatformAdmin(TenantScopedAdmin):
+class PlatformAdmin(ReadOnlyWhenScoped, TenantScopedAdmin):
     """The LMS platforms. A scoped user (a school administrator with the staff flag) sees their
     schools' and changes none; staff see and remove any."""
 
@@ -45,12 +45,3 @@ class PlatformAdmin(TenantScopedAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).select_related("registration", "school")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return admin_sees_all(request.user) and super().has_add_permission(request)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_sees_all(request.user) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin_sees_all(request.user) and super().has_delete_permission(request, obj)
