@@ -75,14 +75,14 @@ def event_receive(event: Event) -> None:
     quiz_id, attempt_id = event.data["quiz_id"], event.data["attempt_id"]
     launched = (
         LaunchedConversation.objects.filter(conversation__quizzes=quiz_id)
-        .select_related("resource_link__context__deployment")
+        .select_related("resource_link__context__deployment__registration")
         .first()
     )
     if launched is None:
         return
     link = launched.resource_link
     context = link.context
-    if not (context.lineitems_url and context.can_publish_scores):
+    if not (context.lineitems_url and context.can_publish_scores and context.deployment.registration.is_active):
         logger.info("quiz %s: the course %s takes no scores from the tool", quiz_id, context.pk)
         return
     sub = (
@@ -127,6 +127,8 @@ def score_send(*, submission_id: int) -> str:
         "attempt__quiz", "resource_link__context__deployment__registration", "line_item"
     ).get(pk=submission_id)
     context = submission.resource_link.context
+    if not context.deployment.registration.is_active:
+        return _fail(submission, "the platform is turned off", None)
     try:
         service = _service(context)
         line_item = submission.line_item or _line_item(service, submission)

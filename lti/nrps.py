@@ -111,6 +111,8 @@ def roster_sync(*, sync_id: int) -> dict[str, int]:
 def _members(context: LtiContext) -> list[dict[str, Any]]:
     if not context.memberships_url:
         raise SyncFailed("the platform gave this course no memberships URL (NRPS is not enabled for the tool)")
+    if not context.deployment.registration.is_active:
+        raise SyncFailed("the platform is turned off")
     try:
         service = NamesRolesProvisioningService(
             service_connector(context.deployment.registration), {"context_memberships_url": context.memberships_url}

@@ -19,11 +19,11 @@ from tests.learning.conftest import QUIZ_ARGS
 from tests.lti.test_grades import answer
 
 
-@pytest.fixture
-def linked(schools: dict[str, Any]) -> dict[str, Any]:
-    """The `schools` fixture with 5A linked to a course of an LMS of school A (as a launch
-    leaves it), and alice's graded quiz of a conversation launched from it (its score pending)."""
+def link_and_grade(schools: dict[str, Any], *, lms_active: bool = True) -> None:
+    """5A linked to a course of an LMS of school A (as a launch leaves it), and alice's quiz
+    graded in a conversation launched from it."""
     registration = LtiRegistration.objects.create(
+        is_active=lms_active,
         name="LMS",
         issuer="https://lms.test",
         client_id="tool",
@@ -49,7 +49,19 @@ def linked(schools: dict[str, Any]) -> dict[str, Any]:
     conversation = conversation_create(user=alice, subject="Fractions")
     LaunchedConversation.objects.create(conversation=conversation, resource_link=link)
     answer(alice, quiz_create_from_tool(student_id=alice.pk, conversation_id=conversation.pk, arguments=QUIZ_ARGS))
+
+
+@pytest.fixture
+def linked(schools: dict[str, Any]) -> dict[str, Any]:
+    """The `schools` fixture, `link_and_grade`d: alice's score pending."""
+    link_and_grade(schools)
     return schools
+
+
+def test_an_lms_turned_off_gets_no_score(schools):
+    """A quiz graded while its LMS's registration is turned off records nothing to send."""
+    link_and_grade(schools, lms_active=False)
+    assert not ScoreSubmission.objects.exists()
 
 
 @pytest.mark.parametrize("intruder", ["teacher_b", "admin_b", "teacher_c", "alice", "bob"])

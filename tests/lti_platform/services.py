@@ -28,10 +28,8 @@ from lti1p3platform.exceptions import LineItemNotFoundException, LtiException, L
 from lti1p3platform.framework.django.request import DjangoRequest
 from lti1p3platform.framework.django.response import wrap_json_resp
 from lti1p3platform.lineitem import TLineItem
-from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
 from lti1p3platform.membership import Context
 from lti1p3platform.nrps import LtiNrps
-from lti1p3platform.registration import Registration
 from lti1p3platform.response import Response
 from lti1p3platform.score import TScore, UpdateScoreStatus
 from lti1p3platform.service_connector import (
@@ -39,6 +37,8 @@ from lti1p3platform.service_connector import (
     NamesRoleProvisioningService,
     TPage,
 )
+
+from tests.lti_platform.views import PlatformConf
 
 
 def _setting(name: str) -> t.Any:
@@ -121,26 +121,10 @@ def ags_claim(context_id: str) -> dict[str, t.Any]:
 # --- The platform's registration of the tool ---------------------------------------------------
 
 
-class ServicesPlatform(LTI1P3PlatformConfAbstract):
-    """The platform's side of its one tool registration: its issuer and keys, the tool's client
-    id and JWKS URL (fetched at each token request, as lti1p3platform does)."""
-
-    def init_platform_config(self, **kwargs: t.Any) -> None:
-        pass
-
-    def get_registration_by_params(self, **kwargs: t.Any) -> Registration:
-        return (
-            Registration()
-            .set_iss(_setting("LTI_PLATFORM_ISSUER"))
-            .set_client_id(_setting("LTI_PLATFORM_CLIENT_ID"))
-            .set_platform_public_key(_setting("LTI_PLATFORM_PUBLIC_KEY"))
-            .set_platform_private_key(_setting("LTI_PLATFORM_PRIVATE_KEY"))
-            .set_tool_key_set_url(_setting("LTI_TOOL_JWKS_URL"))
-        )
-
-
-def platform() -> ServicesPlatform:
-    config = ServicesPlatform()
+def platform() -> PlatformConf:
+    """The platform's side of its one tool registration (views.PlatformConf): its issuer and
+    keys, the tool's client id and JWKS URL (fetched at each token request, as lti1p3platform does)."""
+    config = PlatformConf()
     config.get_registration()
     return config
 
