@@ -81,6 +81,8 @@ try {
   await t.goto(config.instructorUrl);
   const teacher = t.frameLocator("#tool");
   await teacher.locator("#app").waitFor({ state: "visible", timeout: TIMEOUT });
+  // Signed in and started (the class chosen): the page's "Loading..." is gone.
+  await teacher.locator("#loading").waitFor({ state: "hidden", timeout: TIMEOUT });
   await teacher.locator("#classroom-field").waitFor({ state: "visible", timeout: TIMEOUT });
   seen.instructorFrame = toolFrame(t).url();
   seen.instructorWhoami = await text(teacher.locator("#whoami"));
