@@ -19,6 +19,7 @@ from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.exception import LtiException, OIDCException
 
 from accounts.models import User
+from core.errors import ApplicationError
 from lti import oidc
 from lti.handoff import handoff_issue
 from lti.keys import tool_jwks, tool_key_ensure
@@ -76,6 +77,8 @@ def launch(request: HttpRequest) -> HttpResponse:
         landing = launch_apply(launch=lti_launch)
     except Refused as exc:
         return _refused(lti_launch, request, str(exc), status=403)
+    except ApplicationError as exc:  # a race with another launch of the same person (a Conflict)
+        return _refused(lti_launch, request, exc.message, status=exc.status_code)
     if lti_launch.is_deep_link_launch:
         return _picker(request, launch_id=lti_launch.get_launch_id())
     code = handoff_issue(
@@ -86,7 +89,11 @@ def launch(request: HttpRequest) -> HttpResponse:
 
 
 def _refused(lti_launch: LtiLaunch, request: HttpRequest, message: str, *, status: int) -> HttpResponse:
-    return _page(request, message, status=status, return_url=lti_launch.get_return_url(lti_errormsg=message))
+    """A refusal page, with a link back to the course when the LMS gave one (http or https only)."""
+    return_url = lti_launch.get_return_url(lti_errormsg=message)
+    if return_url and urlsplit(return_url).scheme not in ("http", "https"):
+        return_url = None
+    return _page(request, message, status=status, return_url=return_url)
 
 
 class DeepLinkForm(forms.Form):

@@ -5,9 +5,11 @@ code. Every response is checked against the OpenAPI schema (tests/schema.py)."""
 
 from __future__ import annotations
 
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from lti_tool.models import Key, LtiDeployment, LtiRegistration
 from rest_framework.test import APIClient
 
@@ -130,3 +132,17 @@ def test_only_the_framed_pages_allow_the_registered_platforms_as_frame_ancestors
         assert "X-Frame-Options" not in resp
     assert "frame-ancestors 'none'" in client.get("/api/docs/")["Content-Security-Policy"]
     assert client.get("/api/docs/")["X-Frame-Options"] == "DENY"
+
+
+def test_rotating_keys_serves_the_new_key_beside_the_old(db, client):
+    """The first request makes the tool's key; `manage.py rotate_keys` (django-lti) adds a new one,
+    which signs from then on, while the old one stays in the JWKS until it is older than
+    `--deactivate-after` days, so that an LMS holding it still checks what it signed."""
+    first = client.get("/lti/jwks/").json()["keys"]
+    assert len(first) == 1
+    call_command("rotate_keys", stdout=StringIO())
+    keys = client.get("/lti/jwks/").json()["keys"]
+    assert len(keys) == 2 and first[0] in keys
+    assert Key.objects.active().latest().as_jwk() in keys and Key.objects.active().latest().as_jwk() != first[0]
+    call_command("rotate_keys", "--deactivate-after", "0", stdout=StringIO())
+    assert len(client.get("/lti/jwks/").json()["keys"]) == 1

@@ -176,6 +176,11 @@ export async function run(page: Page): Promise<void> {
 
   function signedOut(): void {
     me = null;
+    // A launch's token was revoked by signing out: back to sessions.
+    launchToken = null;
+    launched.classroom = null;
+    launched.conversation = null;
+    api = createClient({ auth: { session: true } });
     account.hidden = true;
     app.hidden = true;
     wrongPage.hidden = true;

@@ -1612,6 +1612,10 @@
     }
     function signedOut() {
       me = null;
+      launchToken = null;
+      launched.classroom = null;
+      launched.conversation = null;
+      api = createClient2({ auth: { session: true } });
       account.hidden = true;
       app.hidden = true;
       wrongPage.hidden = true;

@@ -1614,6 +1614,10 @@
     }
     function signedOut() {
       me3 = null;
+      launchToken = null;
+      launched.classroom = null;
+      launched.conversation = null;
+      api = createClient2({ auth: { session: true } });
       account.hidden = true;
       app.hidden = true;
       wrongPage.hidden = true;
