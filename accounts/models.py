@@ -87,6 +87,11 @@ class User(AbstractUser):
     external_id = models.CharField(
         max_length=255, unique=True, null=True, blank=True, help_text="The OneRoster sourcedId, or the client's own id."
     )
+    # Set only through privacy.consent (it archives the memories and records the change).
+    memory_consent = models.BooleanField(
+        default=True,
+        help_text="A student's family consents to the tutor remembering them (docs/privacy.md#consent-to-memory).",
+    )
 
     objects: ClassVar[UserManager] = UserManager()
 

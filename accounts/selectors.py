@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, Enrollment, RosterImport, School, User
@@ -32,6 +32,22 @@ def is_educator(user: Any) -> bool:
         and user.is_active
         and getattr(user, "role", None) in (User.Role.TEACHER, User.Role.ADMINISTRATOR)
     )
+
+
+def memory_consent_given(student_id: int, *, lock: bool = False) -> bool:
+    """Whether the student's family consents to the tutor remembering them (`User.memory_consent`;
+    False for no such student). `lock`: in the caller's transaction, hold the student's row
+    against a change of consent until it commits (privacy.consent locks it to change it)."""
+    users = User.objects.filter(pk=student_id)
+    if lock:
+        users = users.select_for_update(no_key=True)
+    return bool(users.values_list("memory_consent", flat=True).first())
+
+
+def memory_consent_present(student_id: Any) -> Exists:
+    """Whether the student (an id or an OuterRef) has consent to memory: an expression for a
+    prompt block's presence (llm.prompt_blocks), read in the chat turn's claim."""
+    return Exists(User.objects.filter(pk=student_id, memory_consent=True))
 
 
 def schools_administered_by(user: Any) -> QuerySet[School]:

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
+from accounts.selectors import memory_consent_given
 from conversations import pdf_text
 from conversations.files import MARKDOWN, PAGE_BREAK, PDF, TEXT, StorageUnavailable, file_storage
 from conversations.models import Conversation, ConversationFile
@@ -217,13 +218,16 @@ def file_extract(*, file_id: int) -> str:
 FILE_MEMORY_EXCERPT_WORDS = 150
 
 
-def file_memory_save(*, file: ConversationFile, text: str, pages: int | None) -> AIMemory:
+def file_memory_save(*, file: ConversationFile, text: str, pages: int | None) -> AIMemory | None:
     """The recallable memory of a file's text: its name, conversation and opening words, so that a
-    later conversation can find "the worksheet on fractions" (one per file, see memory_record_save)."""
+    later conversation can find "the worksheet on fractions" (one per file, see memory_record_save).
+    None for a student without consent to memory: the file serves its own conversation only."""
     words = " ".join(text.replace(PAGE_BREAK, " ").split()).split(" ")
     excerpt = " ".join(words[:FILE_MEMORY_EXCERPT_WORDS]) + (" [...]" if len(words) > FILE_MEMORY_EXCERPT_WORDS else "")
     length = f", {pages} page{'s' if pages != 1 else ''}" if pages else ""
     student_id = Conversation.objects.filter(pk=file.conversation_id).values_list("student_id", flat=True).get()
+    if not memory_consent_given(student_id):
+        return None
     memory, _created = memory_record_save(
         student_id=student_id,
         kind=AIMemory.Kind.FILE,

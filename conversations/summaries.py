@@ -95,7 +95,8 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
     is asked again once, with the error. A permanent failure (the endpoint refuses the request,
     or the answer is invalid even after the re-ask) stores an honest fallback memory written from
     the conversation itself (`needs_review`, low confidence), so an ended conversation always
-    leaves a memory. Raises gateway.LLMUnavailable when the model is unreachable (transient),
+    leaves a memory, unless the student has no consent to memory (SKIPPED, no model asked:
+    docs/privacy.md#consent-to-memory). Raises gateway.LLMUnavailable when the model is unreachable (transient),
     TurnInProgress while a turn still holds the conversation's lease (its reply is stored, then
     summarised), and the database's errors (`is_permanent_database_error` tells which no retry
     fixes), for the task to retry or settle (`summary_settle_failed`).
@@ -111,6 +112,10 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
         Conversation.SummaryStatus.FALLBACK,
     ):
         return Outcome.ALREADY_DONE
+    # No memory of a student whose family does not consent to it: no model is asked either.
+    if not conversation.student.memory_consent:
+        _mark(conversation_id, Conversation.SummaryStatus.SKIPPED)
+        return Outcome.SKIPPED
     if conversation.turn_in_progress(timezone.now()):
         raise TurnInProgress(f"conversation {conversation_id} has a turn in progress")
     # Nothing was said between the student and the tutor (no message, or none ever answered):
@@ -239,7 +244,11 @@ def summary_parsed(answer: str, *, conversation_id: int, cut: bool = False) -> t
 def summary_fallback_store(*, conversation: Conversation, error: str, settled: bool) -> None:
     """Store the fallback memory of a conversation the model could not summarise. `settled`: no
     later attempt is due (a permanent failure); otherwise the summary stays pending, the sweep
-    tries again, and a model's summary then replaces the fallback."""
+    tries again, and a model's summary then replaces the fallback. A student without consent to
+    memory gets none: the summary is SKIPPED."""
+    if not conversation.student.memory_consent:
+        _mark(conversation.pk, Conversation.SummaryStatus.SKIPPED)
+        return
     questions = list(
         conversation.messages.filter(role=Message.Role.STUDENT).order_by("seq").values_list("content", flat=True)[:3]
     )

@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from accounts.selectors import is_educator, student_get_visible
+from accounts.selectors import is_educator, memory_consent_given, student_get_visible
 from core import background, events
 from core.errors import Conflict, Forbidden
 from learning import grading, mastery
@@ -212,6 +212,9 @@ def _quiz_settle(quiz: Quiz, attempt: QuizAttempt, now: datetime) -> None:
         row = _mastery_record(quiz=quiz, results=results, now=now)
         # Under the same lock as the mastery row: the skill's review schedule (learning.review_cards).
         review_card_record(mastery=row, quiz=quiz, attempt=attempt, correct=sum(results), graded=len(results))
+    # The quiz's memory (and its outcome for the approaches shown) only with consent to memory;
+    # the quiz, its mastery and its review schedule are the learning record, kept either way.
+    if results and memory_consent_given(quiz.student_id):
         previous = (
             AIMemory.objects.filter(student_id=quiz.student_id, kind=AIMemory.Kind.QUIZ_RESULT)
             .order_by("-created_at")

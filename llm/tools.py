@@ -142,6 +142,9 @@ class Tool(ABC):
       above: {"type": "function", "function": {"name", "description", "parameters"}}.
     - `instruction`: the sentence the system prompt gets when the tool is offered ("" for none).
     - `small_window`: offered even on a window too small for every tool's schema.
+    - `follows`: the name of a prompt block (llm.prompt_blocks) whose presence the tool follows:
+      not offered when that block is absent for the student ("" for none). save_memory follows
+      the memories, absent for a student without consent to memory.
     - `failure`: how an error text for the model starts, after "Error: " (what did not happen).
     - `event_types`: the events `run` may return, for the API schema.
     - `run(context, arguments)`: does the work for `arguments` (an instance of `arguments`,
@@ -157,6 +160,7 @@ class Tool(ABC):
     schema: ClassVar[dict[str, Any]]
     instruction: ClassVar[str] = ""
     small_window: ClassVar[bool] = False
+    follows: ClassVar[str] = ""
     event_types: ClassVar[tuple[ToolEventType, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,6 +1,7 @@
 """The memory app's prompt block (llm.prompt_blocks): the tiers' facts and approaches, the latest
 memories and those recalled for the student's message (memory.selectors.turn_memories), as the
-delimited memory block (memory.block). Registered in MemoryConfig.ready().
+delimited memory block (memory.block). Registered in MemoryConfig.ready(). Absent (nothing read,
+nothing shown) for a student without consent to memory (`presence`).
 
 The query's embedding is the slow part of recall: `prepare` reads the message's topic text (one
 database step), then embeds the message and its topic off the database-step threads
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
+from accounts.selectors import memory_consent_present
 from core import metrics
 from core.db import db_step
 from llm.offload import offload
@@ -80,7 +82,14 @@ class MemoryBlock(BaseBlock):
     def need(self, turn: PromptTurn) -> Need:
         return Need(share=Fraction(1, 3))
 
+    def presence(self, *, student_id: Any) -> list[Any]:
+        """Absent for a student without consent to memory (docs/privacy.md#consent-to-memory):
+        no memory is read or shown, and the tools that follow this block are not offered."""
+        return [memory_consent_present(student_id)]
+
     async def prepare(self, turn: PromptTurn) -> None:
+        if self.name in turn.absent:
+            return
         turn.data[self.name] = await query_embedder(
             student_id=turn.student_id, message=turn.message, language=turn.language
         )
@@ -88,6 +97,8 @@ class MemoryBlock(BaseBlock):
     def build(self, turn: PromptTurn, budget: int) -> Part:
         # Prepared: the vectors or None (lexical); not prepared (a caller outside the turn): the
         # configured embedder, inline.
+        if self.name in turn.absent:
+            return Part()
         embedder: Any = turn.data.get(self.name, True)
         with metrics.RECALL_SECONDS.time():
             shown: TurnMemories = turn_memories(

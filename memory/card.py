@@ -183,7 +183,8 @@ def card_propose(
     *, student_id: int, field: str, op: str, value: object, confidence: float, memory_id: int | None, reason: str = ""
 ) -> CardChange | None:
     """A change proposed by fact extraction, from the memory `memory_id`. None when it says
-    what the card says already, or repeats a proposal pending or refused. An accommodation
+    what the card says already, repeats a proposal pending or refused, or the student has no
+    consent to memory. An accommodation
     waits for a teacher (pending); another field is applied at MEMORY_CARD_AUTO_APPLY_CONFIDENCE
     or more if the card stays within its limit, else waits. ValueError if it is not a change
     the card can take (a field, an op that fits it, a value)."""
@@ -196,7 +197,12 @@ def card_propose(
         raise ValueError(" ".join(exc.messages)) from None
     if not text and op != CardChange.Op.SET:
         raise ValueError("an empty value")
-    language = User.objects.filter(pk=student_id).values_list("language", flat=True).first() or "en"
+    language, consent = User.objects.filter(pk=student_id).values_list("language", "memory_consent").first() or (
+        "en",
+        False,
+    )
+    if not consent:  # nothing is proposed for a student without consent to memory
+        return None
     with transaction.atomic():
         card = _locked_card(student_id)
         already = CardChange.objects.filter(
@@ -261,3 +267,14 @@ def card_change_decide(*, user: Any, change_id: Any, accept: bool) -> CardChange
         change.save(update_fields=["status", "decided_by", "decided_at"])
     logger.info("card change %s %s by %s", change.pk, change.status, user.pk)
     return change
+
+
+def card_proposals_withdraw(*, student_id: int, by: Any) -> int:
+    """Refuse every pending change the model proposed for the student's card (decided by `by`,
+    now), in the caller's transaction; returns how many. A family's withdrawal of consent to
+    memory does it (privacy.consent): what the model drew from the student's memories waits for
+    no one. The card itself is kept, and stays out of the prompt while consent is off."""
+    pending = CardChange.objects.filter(
+        student_id=student_id, status=CardChange.Status.PENDING, source=CardChange.Source.EXTRACTION
+    )
+    return pending.update(status=CardChange.Status.REJECTED, decided_by=by, decided_at=timezone.now())

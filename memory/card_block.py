@@ -3,14 +3,17 @@ prompt, before the memories, whatever the window. Registered in MemoryConfig.rea
 
 The card is bounded on write (memory.card: MEMORY_CARD_MAX_TOKENS), so the block is KEEP: it is
 built whole on every turn, however small the window or long the conversation (the history is
-what gives way). An empty card adds nothing.
+what gives way). An empty card adds nothing, and so does the card of a student without consent
+to memory.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from django.conf import settings
+from django.db.models import Exists
 
 from llm.prompt_blocks import BaseBlock, Give, Need, Part, PromptTurn
 from memory.card_prompts import card_block, card_tokens
@@ -29,8 +32,15 @@ class StudentCardBlock(BaseBlock):
     def need(self, turn: PromptTurn) -> Need:
         return Need(share=Fraction(1), cap=settings.MEMORY_CARD_MAX_TOKENS)
 
+    def presence(self, *, student_id: Any) -> list[Any]:
+        """A card, of a student with consent to memory: without it the card stays out of the
+        prompt, whoever wrote it (docs/privacy.md#consent-to-memory)."""
+        return [Exists(StudentCard.objects.filter(student_id=student_id, student__memory_consent=True))]
+
     def build(self, turn: PromptTurn, budget: int) -> Part:
-        card = StudentCard.objects.filter(student_id=turn.student_id).first()
+        if self.name in turn.absent:
+            return Part()
+        card = StudentCard.objects.filter(student_id=turn.student_id, student__memory_consent=True).first()
         if card is None:
             return Part()
         view = card_view(card)

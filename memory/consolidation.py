@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.models import User
+from accounts.selectors import memory_consent_given
 from llm import gateway, structured
 from llm.models import LLMUsage
 from memory.lifecycle_prompts import MERGE_SCHEMA, PromptMemory, merge_messages, parse_merge
@@ -113,9 +114,12 @@ def consolidate_student(*, student_id: int, dry_run: bool = False) -> Report:
     """Merge the student's clusters (module docstring). Returns the report.
 
     A dry run asks no model and writes nothing. Raises gateway.LLMUnavailable (transient: the
-    task retries; the clusters done so far stay done).
+    task retries; the clusters done so far stay done). A student without consent to memory has
+    nothing merged (an empty report): their teachers' notes stay as written.
     """
     report = Report(student_id)
+    if not memory_consent_given(student_id):
+        return report
     decided = set(ConsolidationDecision.objects.filter(student_id=student_id).values_list("key", flat=True))
     profile = gateway.background_profile()
     for cluster in clusters_find(student_id=student_id):

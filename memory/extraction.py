@@ -37,6 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from accounts.selectors import memory_consent_given
 from llm import gateway, structured
 from llm.models import LLMUsage
 from memory import card, supersession
@@ -90,10 +91,13 @@ def facts_extract(*, memory_id: int) -> tuple[Outcome, list[AIMemory]]:
 
     Idempotent: the facts of memory M are stored with source_ref "extract:M:<i>", unique per
     student, and a memory that has any is not asked about again. Raises gateway.LLMUnavailable
-    (transient: the task retries); any other model failure is logged and ends it.
+    (transient: the task retries); any other model failure is logged and ends it. Nothing is
+    drawn for a student without consent to memory (SKIPPED).
     """
     memory = AIMemory.objects.filter(pk=memory_id).first()
     if memory is None or not is_extractable(memory) or not settings.MEMORY_EXTRACTION_ENABLED:
+        return Outcome.SKIPPED, []
+    if not memory_consent_given(memory.student_id):  # a teacher's note of a student without consent
         return Outcome.SKIPPED, []
     if AIMemory.objects.filter(student_id=memory.student_id, source_ref__startswith=f"extract:{memory_id}:").exists():
         return Outcome.ALREADY_DONE, []

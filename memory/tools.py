@@ -1,6 +1,7 @@
 """The save_memory tool: the tutor keeps a note about the student for later conversations.
 
-Registered by memory's AppConfig.ready(); offered on every window (small_window). A note saved
+Registered by memory's AppConfig.ready(); offered on every window (small_window), to a student
+with consent to memory only (it follows the memory block's presence). A note saved
 is sent to the client as a `memory` event, live only: a replayed turn does not send it again (the
 student may have deleted or changed the note since).
 """
@@ -47,6 +48,7 @@ class SaveMemory(Tool):
         "title and a note. Do not save small talk."
     )
     small_window = True
+    follows = "memories"  # memory.blocks.MemoryBlock: not offered without consent to memory
     failure = "memory not saved."
     event_types = (ToolEventType("memory", MemoryOutput(), "A note the tutor saved with save_memory."),)
 

@@ -143,7 +143,7 @@ def turn_begin(*, user: Any, conversation_id: Any, content: str, client_message_
             raise ModelNotConfigured(
                 _(NOT_CONFIGURED_FOR_STUDENTS), details={"student_message_id": outcome.student_message.pk}
             )
-        return replace(outcome, limits=turn_limits())
+        return replace(outcome, limits=turn_limits(absent=outcome.absent))
     except BaseException as exc:
         release_quietly(conversation_id=outcome.conversation_id, token=outcome.token)
         if isinstance(exc, DATABASE_ERRORS):

@@ -136,7 +136,7 @@ def claim_for_window(*, claim: Claimed, sent_tokens: int, window: int | None, re
         raise
     conversation = Conversation.objects.select_related("student").get(pk=claim.conversation_id)
     # The first prompt of the turn may have written a checkpoint: read it.
-    return replace(claim, conversation=conversation, limits=turn_limits(), has_checkpoint=True)
+    return replace(claim, conversation=conversation, limits=turn_limits(absent=claim.absent), has_checkpoint=True)
 
 
 async def turn_prompt(claim: Claimed) -> Claimed:

@@ -35,10 +35,11 @@ def tool_schemas(tools: list[Tool]) -> list[dict[str, Any]]:
     return [tool.schema for tool in tools]
 
 
-def turn_tools(window: int) -> list[Tool]:
+def turn_tools(window: int, *, absent: frozenset[str] = frozenset()) -> list[Tool]:
     """The tools for a model of `window` tokens, in registration order: every registered tool
-    when all their schemas take at most 1/TOOLS_WINDOW_SHARE of it, else the small_window ones."""
-    tools = registered()
+    when all their schemas take at most 1/TOOLS_WINDOW_SHARE of it, else the small_window ones;
+    never one that follows a prompt block `absent` for the student (Tool.follows)."""
+    tools = [tool for tool in registered() if not (tool.follows and tool.follows in absent)]
     if tools_tokens(tools) * TOOLS_WINDOW_SHARE <= window:
         return tools
     return [tool for tool in tools if tool.small_window]

@@ -56,11 +56,14 @@ def turn_ceiling() -> tuple[Decimal, float]:
     return one * (settings.MAX_TOOL_ROUNDS + 1), settings.TURN_DEADLINE_SECONDS + settings.TURN_LEASE_SECONDS
 
 
-def turn_limits() -> Limits:
+def turn_limits(*, absent: frozenset[str] = frozenset()) -> Limits:
+    """The window's limits for a turn whose `absent` prompt blocks (the claim's presence check)
+    leave out the tools that follow them (turn_tools); none absent: every tool, the most a turn
+    can take (turn_ceiling, check_fits)."""
     profile = gateway.chat_profile()
     resolved = gateway.context_window(profile)
     window = resolved.tokens
-    tools = turn_tools(window)
+    tools = turn_tools(window, absent=absent)
     fixed = _system_prompt_tokens(tools)
     return Limits(window, window - gateway.reply_reserve(window), fixed, resolved.stated, tools)
 

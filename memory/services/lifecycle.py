@@ -125,3 +125,18 @@ def student_memories_reindex(*, student_id: int, batch_size: int = 500) -> int:
             )
         done += len(rows)
         last = rows[-1][0]
+
+
+def memories_archive_all(*, student_id: int, reason: str) -> int:
+    """Archive every active memory of the student, of every kind (teachers' notes too), with
+    `reason`, in the caller's transaction; returns how many. Never deletes one: each keeps its
+    row and text, leaves the index and loses its vector (memory_retire). Used when a family
+    withdraws consent to memory (privacy.consent); running it again archives nothing more."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("memories_archive_all must run inside the caller's transaction")
+    active = AIMemory.objects.select_for_update().filter(student_id=student_id, status=AIMemory.Status.ACTIVE)
+    archived = 0
+    for memory in active.order_by("pk"):
+        memory_retire(memory, reason=reason)
+        archived += 1
+    return archived

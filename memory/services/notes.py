@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from accounts.selectors import is_educator, student_get_visible
+from accounts.selectors import is_educator, memory_consent_given, student_get_visible
 from core.errors import Forbidden
 from memory.models import AIMemory
 from memory.services.writing import memory_create
@@ -21,8 +21,11 @@ def memory_note_save(*, student_id: int, conversation_id: int, title: object, co
 
     Raises django ValidationError on invalid arguments or when the per-conversation cap
     (SAVE_MEMORY_MAX_PER_CONVERSATION) is reached. The same note saved twice in one
-    conversation (a retried turn) is stored once.
+    conversation (a retried turn) is stored once. A student without consent to memory is offered
+    no such tool (memory.tools); a call all the same is refused with a ValidationError.
     """
+    if not memory_consent_given(student_id):
+        raise ValidationError("Memory is off for this student: nothing is saved.")
     clean_title = validate_title(title)
     clean_content = validate_content(content)
     existing = AIMemory.objects.filter(
@@ -82,7 +85,8 @@ def memory_agent_write(*, user: Any, student_id: Any, title: object, content: ob
     primitive, before anything is validated or stored; a teacher who names no student gets a
     ValidationError, as does an invalid title or content. The note is a kind NOTE with source
     MCP_TOOL and no author (only a teacher note carries one), seen by the student and the tutor.
-    Not idempotent: each call stores a note.
+    A student without consent to memory: MemoryConsentOff (409), nothing stored. Not idempotent:
+    each call stores a note.
     """
     if student_id in (None, ""):
         if getattr(user, "role", None) != User.Role.STUDENT:

@@ -11,9 +11,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from accounts.selectors import is_educator
+from accounts.selectors import is_educator, memory_consent_given
 from core import background, events
-from core.errors import Forbidden
+from core.errors import Conflict, Forbidden
 from llm.tokens import count_tokens
 from memory.models import AIMemory, MemoryEmbedding
 from memory.search import embeddings, fts
@@ -23,6 +23,20 @@ from memory.selectors import memory_get
 # Kinds that facts are extracted from (memory.extraction), checked again by the task: what was
 # said and done with the student. Files are the student's documents, not facts about them.
 EXTRACTABLE_KINDS = (AIMemory.Kind.SUMMARY, AIMemory.Kind.NOTE, AIMemory.Kind.TEACHER_NOTE, AIMemory.Kind.QUIZ_RESULT)
+
+
+class MemoryConsentOff(Conflict):
+    """The student's family does not consent to the tutor remembering them: nothing but a
+    teacher's note is written (docs/privacy.md#consent-to-memory)."""
+
+    code = "memory_consent_off"
+
+
+def memory_consent_required(student_id: int, *, lock: bool = False) -> None:
+    """MemoryConsentOff unless the student's family consents to memory (`lock`: see
+    accounts.selectors.memory_consent_given)."""
+    if not memory_consent_given(student_id, lock=lock):
+        raise MemoryConsentOff(_("Memory is off for this student: their family has not consented to it."))
 
 
 def student_revision_next(student_id: int) -> int:
@@ -46,9 +60,16 @@ def memory_create(*, title: str, content: str, **fields: Any) -> AIMemory:
 
     The embedding task is enqueued by `memory_written` once that transaction commits, and the
     `memory.created` event (core.events) is emitted then.
+
+    Raises MemoryConsentOff for any kind but a teacher's note when the student has no consent to
+    memory: the one check every writer goes through, whatever it checked before. It holds the
+    student's row until commit, so a withdrawal (privacy.consent, which archives what exists)
+    and a write never interleave: the write waits for it and is refused.
     """
     with transaction.atomic():
         student_id = fields["student"].pk if "student" in fields else fields["student_id"]
+        if fields.get("kind") != AIMemory.Kind.TEACHER_NOTE:
+            memory_consent_required(student_id, lock=True)
         memory = AIMemory.objects.create(
             title=title,
             content=content,
