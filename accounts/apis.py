@@ -28,9 +28,16 @@ from core.auth import SessionAuthentication
 
 
 class UserOutput(serializers.ModelSerializer[User]):
+    memory_consent = serializers.BooleanField(
+        read_only=True,
+        help_text="A student's family consents to the tutor remembering them (docs/privacy.md#consent-to-memory): "
+        "false, the tutor keeps no memory of them. Set by their school's administrator "
+        "(PUT /students/{id}/consent/); true for anyone who is not a student.",
+    )
+
     class Meta:
         model = User
-        fields = ["id", "username", "first_name", "last_name", "role", "language"]
+        fields = ["id", "username", "first_name", "last_name", "role", "language", "memory_consent"]
         read_only_fields = fields
 
 

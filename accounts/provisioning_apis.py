@@ -93,6 +93,7 @@ class PersonOutput(serializers.ModelSerializer[User]):
             "school",
             "external_id",
             "active",
+            "memory_consent",
         ]
         read_only_fields = fields
 

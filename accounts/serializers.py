@@ -37,6 +37,7 @@ class ExportStudent(serializers.ModelSerializer[User]):
             "role",
             "language",
             "is_active",
+            "memory_consent",
             "date_joined",
             "last_login",
             "classrooms",

@@ -14,12 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import User
-from core.api import StrictCharField
+from core.api import StrictBooleanField, StrictCharField
 from core.schema import ErrorEnvelope
-from privacy import services
+from privacy import consent, services
 from privacy.export import export_filename, export_student_get, student_export
 from privacy.models import Erasure
-from privacy.serializers import ErasureOutput, ExportDocument
+from privacy.serializers import ConsentChangeOutput, ErasureOutput, ExportDocument
 
 # Under ASGI each hop to the request's thread carries about this much of the document.
 ASYNC_PIECE_BYTES = 64 * 1024
@@ -112,3 +112,68 @@ class StudentEraseApi(APIView):
             via=Erasure.Via.API,
         )
         return Response(ErasureOutput(erasure).data)
+
+
+class ConsentOutput(serializers.Serializer[dict[str, object]]):
+    student = serializers.IntegerField()
+    memory_consent = serializers.BooleanField(help_text="false: the tutor keeps no memory of the student.")
+    changes = ConsentChangeOutput(many=True, help_text="Every change, oldest first (append-only).")
+
+
+def consent_output(student: User) -> dict[str, object]:
+    return dict(
+        ConsentOutput(
+            {
+                "student": student.pk,
+                "memory_consent": student.memory_consent,
+                "changes": consent.consent_changes(student=student),
+            }
+        ).data
+    )
+
+
+CONSENT_REFUSALS = {
+    403: OpenApiResponse(ErrorEnvelope, description="A teacher of the student, or the student: not theirs to set."),
+    404: OpenApiResponse(ErrorEnvelope, description="No such student, or not one the requester sees."),
+}
+
+
+class StudentConsentApi(APIView):
+    """A student's consent to memory (docs/privacy.md#consent-to-memory): for an administrator of
+    their school, and staff."""
+
+    class Input(serializers.Serializer[None]):
+        memory_consent = StrictBooleanField(help_text="false: withdrawn; the student's memories are archived.")
+        reason = StrictCharField(
+            max_length=consent.REASON_MAX_CHARS,
+            help_text="Why (the family's form and its date...). Kept in the record.",
+        )
+
+    @extend_schema(summary="Get a student's consent to memory", responses={200: ConsentOutput, **CONSENT_REFUSALS})
+    def get(self, request: Request, student_id: int) -> Response:
+        """Whether the tutor may remember the student, and every change with who made it."""
+        student = consent.consent_student_get(user=request.user, student_id=student_id)
+        return Response(consent_output(student))
+
+    @extend_schema(
+        summary="Set a student's consent to memory",
+        request=Input,
+        responses={
+            200: ConsentOutput,
+            400: OpenApiResponse(ErrorEnvelope, description="No value or no reason."),
+            **CONSENT_REFUSALS,
+        },
+    )
+    def put(self, request: Request, student_id: int) -> Response:
+        """Set it on or off, with a reason. Off archives every active memory of the student (never
+        deletes one); on again starts from nothing new. The same value again changes nothing."""
+        consent.consent_student_get(user=request.user, student_id=student_id)
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        student = consent.memory_consent_set(
+            user=request.user,
+            student_id=student_id,
+            memory_consent=data.validated_data["memory_consent"],
+            reason=data.validated_data["reason"],
+        )
+        return Response(consent_output(student))

@@ -41,8 +41,9 @@ from learning.models import Answer, Question, Quiz, ReviewCard, SkillMastery, Ta
 from learning.serializers import ExportReviewCard, ExportSkill, ExportTask, QuizOutput
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.serializers import ExportCard, ExportCardChange, ExportMemory, ExportSupersessionReview
+from privacy.consent import consent_changes
 from privacy.models import EXPORT_PERMISSION
-from privacy.serializers import EXPORT_FORMAT
+from privacy.serializers import EXPORT_FORMAT, ConsentChangeOutput
 from safety.models import Flag
 from safety.serializers import ExportFlag
 
@@ -209,7 +210,9 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
         yield from _array(_rows(card_changes.order_by("created_at", "id")), ExportCardChange, {"hidden": hidden})
         yield '],"learning":'
         yield from _learning(student, viewer)
-        yield ',"reply_memories":['
+        yield ',"consent_changes":['
+        yield from _array(_rows(consent_changes(student=student)), ConsentChangeOutput, {})
+        yield '],"reply_memories":['
         yield from _array(_rows(accesses.order_by("message_id", "rank")), ExportReplyMemory, {})
         if include_teacher_only:
             # Students never see a flag: their own export has no `safety_flags` at all.

@@ -58,3 +58,24 @@ class Erasure(models.Model):
 
     def __str__(self) -> str:
         return f"Erasure {self.reference}"
+
+
+class ConsentChange(models.Model):
+    """One change of a student's consent to memory (`User.memory_consent`), append-only: who set
+    it (empty once that account is deleted), when, on or off, and why (privacy.consent).
+    Never edited or deleted but with the student (a legal erasure)."""
+
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="consent_changes")
+    memory_consent = models.BooleanField()
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField()
+    archived = models.PositiveIntegerField(default=0, help_text="Memories archived by this change.")
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["student", "changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"memory consent of {self.student_id} {'on' if self.memory_consent else 'off'} at {self.changed_at}"

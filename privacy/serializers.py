@@ -16,10 +16,19 @@ from conversations.serializers import ExportConversation, ExportReplyMemory
 from insights.serializers import ExportAsk
 from learning.serializers import ExportLearning
 from memory.serializers import ExportCard, ExportCardChange, ExportMemory, ExportSupersessionReview
-from privacy.models import Erasure
+from privacy.models import ConsentChange, Erasure
 from safety.serializers import ExportFlag
 
 EXPORT_FORMAT = "tutor-export/1"
+
+
+class ConsentChangeOutput(serializers.ModelSerializer[ConsentChange]):
+    """One change of a student's consent to memory: the record is append-only."""
+
+    class Meta:
+        model = ConsentChange
+        fields = ["id", "memory_consent", "changed_by", "changed_at", "reason", "archived"]
+        read_only_fields = fields
 
 
 class ExportDocument(serializers.Serializer[None]):
@@ -38,6 +47,9 @@ class ExportDocument(serializers.Serializer[None]):
         "the changes applied.",
     )
     learning = ExportLearning()
+    consent_changes = ConsentChangeOutput(
+        many=True, help_text="The changes of the student's consent to memory, oldest first."
+    )
     reply_memories = ExportReplyMemory(many=True, help_text="The access log of the student's conversations.")
     safety_flags = ExportFlag(
         many=True,

@@ -138,6 +138,7 @@ api_urls: list[URLPattern | URLResolver] = [
     path("tasks/<id:task_id>/status/", learning.TaskStatusApi.as_view(), name="task-status"),
     path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),
     path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
+    path("students/<id:student_id>/consent/", privacy.StudentConsentApi.as_view(), name="student-consent"),
     path("safety/", include("safety.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("identity-providers/", include("sso.urls")),

@@ -61,6 +61,7 @@ def test_a_post_creates_a_person_and_the_same_post_updates_them(api, world):
         "school": world["school"].pk,
         "external_id": "sis-eve",
         "active": True,
+        "memory_consent": True,
     }
     assert not User.objects.get(pk=person["id"]).has_usable_password()
 

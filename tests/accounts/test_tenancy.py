@@ -24,6 +24,7 @@ from lti.models import RosterSync
 from memory.card import card_propose
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.services.notes import teacher_note_create
+from privacy.models import ConsentChange
 from safety.models import Flag, FlagAction
 from tests.conftest import ModuleRows, build_school, build_schools, client_for, make_user
 from tests.learning.conftest import QUIZ_ARGS
@@ -186,6 +187,8 @@ DETAIL_ENDPOINTS = [
     # staff's alone (404 to anyone else, the class's teacher included: tests/privacy).
     ("get", "/api/v1/students/{student}/export/", None),
     ("post", "/api/v1/students/{student}/erase/", {"confirm": "{student}", "reason": "Erased by someone else"}),
+    ("get", "/api/v1/students/{student}/consent/", None),
+    ("put", "/api/v1/students/{student}/consent/", {"memory_consent": False, "reason": "Set by someone else"}),
     # safety: a flag is its student's teachers' and staff's; students never see one (the list
     # is a 403 to them, their own flags included: tests/safety/test_flags_api.py).
     ("get", "/api/v1/safety/flags/{flag}/", None),
@@ -277,6 +280,8 @@ def test_intruders_get_404(schools, matrix_rows, case, method, url, body):
             AskLog.objects.count(),
             SignInCode.objects.count(),
             RosterSync.objects.count(),
+            ConsentChange.objects.count(),
+            list(User.objects.filter(memory_consent=False).values_list("pk", flat=True)),
         )
 
     before = state(), learning_state()
@@ -360,6 +365,9 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("post", "/api/v1/card-changes/{change}/reject/"): 200,
     ("get", "/api/v1/students/{student}/export/"): 200,
     ("post", "/api/v1/students/{student}/erase/"): 404,
+    # Consent to memory is the school's administrator's (ADMINISTRATOR_ANSWERS), not a teacher's.
+    ("get", "/api/v1/students/{student}/consent/"): 403,
+    ("put", "/api/v1/students/{student}/consent/"): 403,
     ("get", "/api/v1/safety/flags/{flag}/"): 200,
     ("get", "/api/v1/safety/flags/?student={student}"): 200,
     ("post", "/api/v1/safety/flags/{flag}/acknowledge/"): 200,
@@ -370,19 +378,27 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
 }
 
 
+# Where the school's administrator gets more than the class's teachers.
+ADMINISTRATOR_ANSWERS: dict[tuple[str, str], int] = {
+    ("get", "/api/v1/students/{student}/consent/"): 200,
+    ("put", "/api/v1/students/{student}/consent/"): 200,
+}
+
+
 @pytest.mark.parametrize("educator", EDUCATORS)
 @pytest.mark.parametrize(("method", "url", "body"), DETAIL_ENDPOINTS)
 def test_every_educator_of_the_student_gets_the_teachers_answer(schools, matrix_rows, llm, educator, method, url, body):
     """5A's primary teacher, its second teacher and the administrator of alice's school get the
     same answer from every endpoint that names one of alice's rows: no 404 but erasure's and
-    another administrator's roster import."""
+    another administrator's roster import; the administrator alone sets her consent to memory."""
     rows = matrix_rows[1]["alice"]
     user = EDUCATORS[educator](schools)
     payload = None
     if body is not None:
         payload = {k: (v.format(**rows) if isinstance(v, str) else v) for k, v in body.items()}
     resp = getattr(client_for(user), method)(url.format(**rows), payload, format="json")
-    assert resp.status_code == EDUCATOR_ANSWERS[(method, url)], resp.content
+    answers = {**EDUCATOR_ANSWERS, **ADMINISTRATOR_ANSWERS} if educator == "admin_a" else EDUCATOR_ANSWERS
+    assert resp.status_code == answers[(method, url)], resp.content
 
 
 def test_every_endpoint_has_the_teachers_answer():

@@ -27,6 +27,7 @@ TOP_KEYS = {
     "card",
     "card_changes",
     "learning",
+    "consent_changes",
     "reply_memories",
     "asks",
 }

@@ -1275,6 +1275,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/students/{student_id}/consent/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a student's consent to memory
+         * @description Whether the tutor may remember the student, and every change with who made it.
+         */
+        get: operations["students_consent_retrieve"];
+        /**
+         * Set a student's consent to memory
+         * @description Set it on or off, with a reason. Off archives every active memory of the student (never
+         *     deletes one); on again starts from nothing new. The same value again changes nothing.
+         */
+        put: operations["students_consent_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/students/{student_id}/erase/": {
         parameters: {
             query?: never;
@@ -1826,6 +1851,24 @@ export interface components {
             /** @description The card's code, as typed: case, spaces and dashes are ignored. */
             code: string;
         };
+        /** @description One change of a student's consent to memory: the record is append-only. */
+        ConsentChangeOutput: {
+            readonly id: number;
+            readonly memory_consent: boolean;
+            readonly changed_by: number | null;
+            /** Format: date-time */
+            readonly changed_at: string;
+            readonly reason: string;
+            /** @description Memories archived by this change. */
+            readonly archived: number;
+        };
+        ConsentOutput: {
+            student: number;
+            /** @description false: the tutor keeps no memory of the student. */
+            memory_consent: boolean;
+            /** @description Every change, oldest first (append-only). */
+            changes: components["schemas"]["ConsentChangeOutput"][];
+        };
         /**
          * @description A conversation with its latest messages: the first page of GET .../messages/, given
          *     as the `messages` context.
@@ -2155,6 +2198,8 @@ export interface components {
             /** @description The card's log, oldest first: every change and proposal; in the student's own export, the changes applied. */
             card_changes: components["schemas"]["ExportCardChange"][];
             learning: components["schemas"]["ExportLearning"];
+            /** @description The changes of the student's consent to memory, oldest first. */
+            consent_changes: components["schemas"]["ConsentChangeOutput"][];
             /** @description The access log of the student's conversations. */
             reply_memories: components["schemas"]["ExportReplyMemory"][];
             /** @description The safety flags about the student, oldest first: only in an export by staff or the student's teacher, never in the student's own. */
@@ -2341,6 +2386,8 @@ export interface components {
              * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
              */
             readonly is_active: boolean;
+            /** @description A student's family consents to the tutor remembering them (docs/privacy.md#consent-to-memory). */
+            readonly memory_consent: boolean;
             /** Format: date-time */
             readonly date_joined: string;
             /** Format: date-time */
@@ -3166,6 +3213,8 @@ export interface components {
             readonly external_id: string | null;
             /** @description false: deactivated (cannot sign in). */
             active: boolean;
+            /** @description A student's family consents to the tutor remembering them (docs/privacy.md#consent-to-memory). */
+            readonly memory_consent: boolean;
         };
         PlatformListCreateInputRequest: {
             /** @description A name for this LMS. */
@@ -3689,6 +3738,12 @@ export interface components {
             /** @description Proposals waiting for a teacher; [] for the student. */
             pending: components["schemas"]["CardChangeOutput"][];
         };
+        StudentConsentInputRequest: {
+            /** @description false: withdrawn; the student's memories are archived. */
+            memory_consent: boolean;
+            /** @description Why (the family's form and its date...). Kept in the record. */
+            reason: string;
+        };
         StudentEraseInputRequest: {
             /** @description The student's id or username, typed again. */
             confirm: string;
@@ -3984,6 +4039,8 @@ export interface components {
             readonly last_name: string;
             readonly role: components["schemas"]["UserRoleEnum"];
             readonly language: components["schemas"]["LanguageEnum"];
+            /** @description A student's family consents to the tutor remembering them (docs/privacy.md#consent-to-memory): false, the tutor keeps no memory of them. Set by their school's administrator (PUT /students/{id}/consent/); true for anyone who is not a student. */
+            readonly memory_consent: boolean;
         };
         /**
          * @description * `student` - Student
@@ -11628,6 +11685,205 @@ export interface operations {
             };
             /** @description Not found, or not visible to the requester (never 403 for another's data). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_consent_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentOutput"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A teacher of the student, or the student: not theirs to set. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such student, or not one the requester sees. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_consent_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudentConsentInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentOutput"];
+                };
+            };
+            /** @description No value or no reason. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A teacher of the student, or the student: not theirs to set. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such student, or not one the requester sees. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The state does not allow it (an ended conversation, an archived memory). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type: application/json). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
