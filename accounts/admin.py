@@ -42,16 +42,17 @@ PRIVILEGE_FIELDS = ("role", "is_staff", "is_superuser", "groups", "user_permissi
 @admin.register(User)
 class TutorUserAdmin(TenantScoped, UserAdmin):
     """Users. A scoped user sees the students of their classes (the API's /students/), adds no
-    account and changes no one's role, staff flag, groups or permissions."""
+    account and changes no one's role, staff flag, groups or permissions. Consent to memory is
+    shown, never changed here (PUT /api/v1/students/{id}/consent/)."""
 
-    list_display = ("username", "role", "school", "language", "is_active", "is_demo", "is_staff")
-    list_filter = ("role", "is_active", "is_demo", "is_staff", "groups")
+    list_display = ("username", "role", "school", "language", "memory_consent", "is_active", "is_demo", "is_staff")
+    list_filter = ("role", "is_active", "memory_consent", "is_demo", "is_staff", "groups")
     list_select_related = ("school",)
     raw_id_fields = ("school",)
     search_fields = ("username", "first_name", "last_name", "email", "external_id")
     fieldsets = (
         *(UserAdmin.fieldsets or ()),
-        ("Tutor", {"fields": ("role", "school", "external_id", "language", "is_demo")}),
+        ("Tutor", {"fields": ("role", "school", "external_id", "language", "memory_consent", "is_demo")}),
     )
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
@@ -61,7 +62,8 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
         return admin_sees_all(request.user) and super().has_add_permission(request)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        fields = tuple(super().get_readonly_fields(request, obj))
+        # Consent to memory is set through the API only (privacy.consent archives and records).
+        fields = (*super().get_readonly_fields(request, obj), "memory_consent")
         if admin_sees_all(request.user):
             return fields
         return fields + tuple(f for f in PRIVILEGE_FIELDS if f not in fields)

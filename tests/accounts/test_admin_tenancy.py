@@ -36,7 +36,7 @@ from llm.models import LLMUsage
 from lti.models import Platform
 from memory.models import AIMemory, StudentCard
 from memory.services.notes import teacher_note_create
-from privacy.models import Erasure
+from privacy.models import ConsentChange, Erasure
 from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
 from sso.models import IdentityProvider
 from tests.conftest import ModuleRows, build_school, build_schools
@@ -109,7 +109,11 @@ def _rows_of(student: User, teacher: User) -> dict[str, Any]:
     FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED)
     Token.objects.get_or_create(user=student)
     card = StudentCard.objects.create(student=student, interests=[f"card-{name}"])
+    consent = ConsentChange.objects.create(
+        student=student, memory_consent=True, reason=f"consent-{name}", changed_at=timezone.now()
+    )
     return {
+        "consent_change": consent,
         "user": student,
         "token": student,  # the token admin names a token by its user's id
         "conversation": conversation,
@@ -271,6 +275,8 @@ ADMIN_MATRIX = [
     ("llm/llmusage", "usage", "model-alice", {*EDUCATORS, "alice"}),
     # The student card: the student's and their teachers', as through the API.
     ("memory/studentcard", "card", "alice", {*EDUCATORS, "alice"}),
+    # Consent to memory is the school's administrators' (and staff's), as through the API.
+    ("privacy/consentchange", "consent_change", "consent-alice", {"admin_a"}),
     # Erasures name no student and are staff's alone.
     ("privacy/erasure", "erasure", "{reference}", set()),
     # A flag is its student's teachers' (never the student's: students never see flags); the
