@@ -96,8 +96,8 @@ def conversation_summary_write(*, conversation_id: int) -> Outcome:
     or the answer is invalid even after the re-ask) stores an honest fallback memory written from
     the conversation itself (`needs_review`, low confidence), so an ended conversation always
     leaves a memory, unless the student has no consent to memory (SKIPPED, no model asked:
-    docs/privacy.md#consent-to-memory). Raises gateway.LLMUnavailable when the model is unreachable (transient),
-    TurnInProgress while a turn still holds the conversation's lease (its reply is stored, then
+    docs/privacy.md#consent-to-memory). Raises gateway.LLMUnavailable when the model is
+    unreachable (transient), TurnInProgress while a turn still holds the conversation's lease (its reply is stored, then
     summarised), and the database's errors (`is_permanent_database_error` tells which no retry
     fixes), for the task to retry or settle (`summary_settle_failed`).
     """

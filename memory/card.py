@@ -184,10 +184,9 @@ def card_propose(
 ) -> CardChange | None:
     """A change proposed by fact extraction, from the memory `memory_id`. None when it says
     what the card says already, repeats a proposal pending or refused, or the student has no
-    consent to memory. An accommodation
-    waits for a teacher (pending); another field is applied at MEMORY_CARD_AUTO_APPLY_CONFIDENCE
-    or more if the card stays within its limit, else waits. ValueError if it is not a change
-    the card can take (a field, an op that fits it, a value)."""
+    consent to memory. An accommodation waits for a teacher (pending); another field is applied
+    at MEMORY_CARD_AUTO_APPLY_CONFIDENCE or more if the card stays within its limit, else waits.
+    ValueError if it is not a change the card can take (a field, an op that fits it, a value)."""
     valid_ops = (CardChange.Op.SET,) if field in StudentCard.TEXT_FIELDS else (CardChange.Op.ADD, CardChange.Op.REMOVE)
     if field not in StudentCard.Field.values or op not in valid_ops:
         raise ValueError(f"{field!r} cannot take {op!r}")
@@ -197,12 +196,10 @@ def card_propose(
         raise ValueError(" ".join(exc.messages)) from None
     if not text and op != CardChange.Op.SET:
         raise ValueError("an empty value")
-    language, consent = User.objects.filter(pk=student_id).values_list("language", "memory_consent").first() or (
-        "en",
-        False,
-    )
-    if not consent:  # nothing is proposed for a student without consent to memory
+    student = User.objects.filter(pk=student_id).values_list("language", "memory_consent").first()
+    if student is None or not student[1]:  # nothing is proposed without consent to memory
         return None
+    language = student[0] or "en"
     with transaction.atomic():
         card = _locked_card(student_id)
         already = CardChange.objects.filter(

@@ -57,7 +57,9 @@ def memory_consent_set(*, user: Any, student_id: Any, memory_consent: bool, reas
     student = consent_student_get(user=user, student_id=student_id)
     clean_reason = " ".join(reason.split())[:REASON_MAX_CHARS]
     with transaction.atomic():
-        locked = User.objects.select_for_update().get(pk=student.pk)
+        # NO KEY UPDATE: waits for (and holds off) a memory being written for the student
+        # (memory_create takes the same lock), never for rows that merely point at the student.
+        locked = User.objects.select_for_update(no_key=True).get(pk=student.pk)
         if locked.memory_consent == memory_consent:
             return locked
         locked.memory_consent = memory_consent
