@@ -13,6 +13,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
@@ -52,7 +53,10 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
     search_fields = ("username", "first_name", "last_name", "email", "external_id")
     fieldsets = (
         *(UserAdmin.fieldsets or ()),
-        ("Tutor", {"fields": ("role", "school", "external_id", "language", "memory_consent", "is_demo")}),
+        (
+            "Tutor",
+            {"fields": ("role", "school", "external_id", "language", "memory_consent", "is_demo", "deactivated_at")},
+        ),
     )
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
@@ -62,11 +66,18 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
         return admin_sees_all(request.user) and super().has_add_permission(request)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        # Consent to memory is set through the API only (privacy.consent archives and records).
-        fields = (*super().get_readonly_fields(request, obj), "memory_consent")
+        # Consent to memory is set through the API only (privacy.consent archives and records);
+        # the deactivation date by deactivating (save_model).
+        fields = (*super().get_readonly_fields(request, obj), "memory_consent", "deactivated_at")
         if admin_sees_all(request.user):
             return fields
         return fields + tuple(f for f in PRIVILEGE_FIELDS if f not in fields)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        # The date a retention policy counts from (accounts.services.users_set_active stamps it too).
+        if "is_active" in form.changed_data:
+            obj.deactivated_at = None if obj.is_active else timezone.now()
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(School)

@@ -92,6 +92,9 @@ class User(AbstractUser):
         default=True,
         help_text="A student's family consents to the tutor remembering them (docs/privacy.md#consent-to-memory).",
     )
+    # Set when the person is deactivated (accounts.services.users_set_active), cleared when
+    # restored: a school's retention policy erases a student that long after (docs/privacy.md).
+    deactivated_at = models.DateTimeField(null=True, blank=True, help_text="When the person was deactivated.")
 
     objects: ClassVar[UserManager] = UserManager()
 

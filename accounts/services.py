@@ -70,7 +70,7 @@ def users_set_active(*, user_ids: list[int], active: bool) -> int:
         ids = list(changed.select_for_update().values_list("pk", flat=True))
         if not ids:
             return 0
-        User.objects.filter(pk__in=ids).update(is_active=active)
+        User.objects.filter(pk__in=ids).update(is_active=active, deactivated_at=None if active else timezone.now())
         if not active:
             _sign_out(ids)
     return len(ids)

@@ -31,6 +31,7 @@ class Erasure(models.Model):
     class Via(models.TextChoices):
         API = "api", "API"
         COMMAND = "command", "manage.py erase_student"
+        RETENTION = "retention", "Retention policy (a deactivated student)"
 
     reference = models.CharField(max_length=32, unique=True, default=erasure_reference, editable=False)
     erased_at = models.DateTimeField()

@@ -71,7 +71,7 @@ def _confirmed(student: User, confirm: object) -> bool:
     return bool(text) and text in (str(student.pk), student.username)
 
 
-class _Tally:
+class Tally:
     """Rows deleted per model ("app.Model"), from what each delete reports (cascades included)."""
 
     def __init__(self) -> None:
@@ -107,9 +107,10 @@ def _admin_log_about(logged: dict[type[Model], list[int]]) -> Iterator[QuerySet[
             yield LogEntry.objects.filter(content_type=content_type, object_id__in=ids)
 
 
-def _files_delete(erasure_id: int, names: list[str]) -> None:
-    """After commit: delete the erased files from the storage. A failure is logged with the
-    name (for an operator to delete by hand) and counted on the audit record; nothing retries."""
+def stored_files_delete(names: list[str], *, what: str) -> int:
+    """Delete these files from the storage (`STORAGES["tutor_files"]`), after the commit that
+    deleted their rows; returns how many could not be. A failure is logged at ERROR with the
+    name, for an operator to delete by hand (`what` says whose deletion it was); nothing retries."""
     storage = file_storage()
     failed = 0
     for name in names:
@@ -117,9 +118,52 @@ def _files_delete(erasure_id: int, names: list[str]) -> None:
             storage.delete(name)
         except Exception:
             failed += 1
-            logger.exception("erasure %s: could not delete the stored file %s", erasure_id, name)
+            logger.exception("%s: could not delete the stored file %s", what, name)
+    return failed
+
+
+def _files_delete(erasure_id: int, names: list[str]) -> None:
+    """After commit: delete the erased files; a failure is counted on the audit record."""
+    failed = stored_files_delete(names, what=f"erasure {erasure_id}")
     if failed:
         Erasure.objects.filter(pk=erasure_id).update(files_failed=failed)
+
+
+def memories_delete(memories: QuerySet[AIMemory], *, tally: Tally) -> list[int]:
+    """Delete these memories, of every status, with what names them: their vectors, links,
+    access log, supersession reviews and the consolidation decisions that weighed them
+    (cascades, or deleted here), and their lexical index rows (on PostgreSQL the postings
+    cascade; on SQLite the FTS5 rows are deleted by id, whatever trigger the migrations left,
+    then the index is merged ('optimize') so that no older segment keeps the deleted terms).
+    A memory left that one of them superseded is archived instead (a superseded memory must
+    name its successor). In the caller's transaction; returns the deleted ids.
+
+    The statistics of the PostgreSQL index count active memories only: delete memories that
+    were archived (or superseded) first, or the caller deletes the student's statistics too."""
+    ids = list(memories.order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        return ids
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.executemany(f"DELETE FROM {SQLITE_FTS_TABLE} WHERE rowid = %s", [(pk,) for pk in ids])  # noqa: S608
+            tally.add(SQLITE_FTS_TABLE, len(ids))
+            cursor.execute(f"INSERT INTO {SQLITE_FTS_TABLE}({SQLITE_FTS_TABLE}) VALUES ('optimize')")  # noqa: S608
+    chosen = AIMemory.objects.filter(pk__in=memories.values("pk"))
+    AIMemory.objects.filter(superseded_by__in=chosen.values("pk")).update(
+        superseded_by=None, status=AIMemory.Status.ARCHIVED
+    )
+    # A decision's members are ids in JSON (no foreign key): read per student, in Python.
+    gone = set(ids)
+    decisions = ConsolidationDecision.objects.filter(student__in=chosen.values("student"))
+    weighed = [
+        pk
+        for pk, members, merged in decisions.values_list("pk", "members", "merged")
+        if merged in gone or gone.intersection(members or [])
+    ]
+    tally.delete(ConsolidationDecision.objects.filter(pk__in=weighed))
+    for start in range(0, len(ids), 500):  # SQLite bounds a statement's parameters
+        tally.delete(AIMemory.objects.filter(pk__in=ids[start : start + 500]))
+    return ids
 
 
 def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: User | None, via: str) -> Erasure:
@@ -144,7 +188,7 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
             raise NotFound(_("Student not found."))
         if not _confirmed(student, confirm):
             raise ValidationError({"confirm": [_("Type the student's id or username to confirm the erasure.")]})
-        tally = _Tally()
+        tally = Tally()
 
         conversations = Conversation.objects.filter(student=student)
         conversation_ids = list(conversations.select_for_update().order_by("pk").values_list("pk", flat=True))
@@ -183,19 +227,9 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
         tally.delete(CardChange.objects.filter(student=student))
         tally.delete(StudentCard.objects.filter(student=student))
 
-        # Memories of every status, with their vectors, links and PostgreSQL index rows
-        # (cascades). Their SQLite full-text entries are outside the ORM: deleted here by id,
-        # whatever trigger the migrations left, then the index is merged ('optimize') so that no
-        # older segment of it keeps the deleted terms.
-        if connection.vendor == "sqlite" and memory_ids:
-            with connection.cursor() as cursor:
-                cursor.executemany(f"DELETE FROM {SQLITE_FTS_TABLE} WHERE rowid = %s", [(pk,) for pk in memory_ids])  # noqa: S608
-                tally.add(SQLITE_FTS_TABLE, len(memory_ids))
-                cursor.execute(f"INSERT INTO {SQLITE_FTS_TABLE}({SQLITE_FTS_TABLE}) VALUES ('optimize')")  # noqa: S608
-        # A superseded memory must name its successor (a check constraint), so the chain is
-        # unlinked first rather than set to null one deletion at a time.
-        memories.filter(superseded_by__isnull=False).update(superseded_by=None, status=AIMemory.Status.ARCHIVED)
-        tally.delete(memories)
+        # Memories of every status, with their vectors, links and index rows; then the
+        # student's index statistics.
+        memories_delete(memories, tally=tally)
         tally.delete(TermStatistic.objects.filter(student=student))
         tally.delete(StudentStatistic.objects.filter(student=student))
         tally.delete(StudentMemoryRevision.objects.filter(student=student))

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "insights",
     "privacy",
     "webhooks",
+    "retention",
     "lti_tool",
     "lti",
     "sso",
