@@ -9,8 +9,10 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from accounts.models import User
+from conversations import file_extraction
 from conversations.models import Conversation
 from conversations.services import conversation_create
+from learning.models import Quiz, SkillMastery
 from memory.card import card_propose
 from memory.extraction import Outcome as ExtractOutcome
 from memory.extraction import facts_extract
@@ -20,9 +22,13 @@ from memory.services.writing import MemoryConsentOff
 from privacy.consent import WITHDRAWN_REASON
 from privacy.models import ConsentChange
 from tests.conftest import Worker, client_for, make_user, wait_for
+from tests.conversations.test_files import uploaded
 from tests.conversations.test_memory_in_prompt import add_memories
+from tests.conversations.test_save_memory_tool import tool_step
 from tests.conversations.test_summary_worker import converse, end
 from tests.conversations.test_turn import send, start
+from tests.learning.conftest import THREE_OF_FIVE, answers_body
+from tests.learning.test_chat_turn import quiz_call
 from tests.llm_server import ScriptedLLM
 from tests.privacy.test_export import exported
 
@@ -186,3 +192,23 @@ def test_every_writer_refuses_without_consent(schools, llm, settings) -> None:
     assert facts_extract(memory_id=note.pk) == (ExtractOutcome.SKIPPED, [])
     assert llm.calls() == []
     assert list(AIMemory.objects.filter(student=alice).values_list("kind", flat=True)) == ["teacher_note"]
+
+
+def test_a_graded_quiz_and_a_file_leave_no_memory_without_consent(schools, llm) -> None:
+    """Off: a quiz is still given, graded and counted in mastery (the learning record), and a
+    file is still read for its conversation, but neither becomes a memory."""
+    alice = schools["alice"]
+    withdraw(schools["admin_a"], alice)
+    alice_client = client_for(alice)
+    llm.script("chat", tool_step(quiz_call()), {"content": "Quiz time."})
+    cid = start(alice_client)
+    quiz_id = send(alice_client, cid, "Quiz me", "m1").json()["quizzes"][0]["id"]
+    quiz = Quiz.objects.get(pk=quiz_id)
+    resp = alice_client.post(f"/api/v1/quizzes/{quiz_id}/answers/", answers_body(quiz, THREE_OF_FIVE), format="json")
+    assert resp.status_code == 201, resp.content
+    body = uploaded(alice_client, cid, "decimals.txt", b"Converting decimals to percentages.", "text/plain")
+    assert file_extraction.file_extract(file_id=body["id"]) == "ready"
+
+    assert Quiz.objects.get(pk=quiz_id).status == "graded"
+    assert SkillMastery.objects.get(student=alice).attempts == 5
+    assert not AIMemory.objects.filter(student=alice).exists()
