@@ -4053,9 +4053,10 @@ export interface components {
         /**
          * @description * `api` - API
          *     * `command` - manage.py erase_student
+         *     * `retention` - Retention policy (a deactivated student)
          * @enum {string}
          */
-        ViaEnum: "api" | "command";
+        ViaEnum: "api" | "command" | "retention";
         WebhookCreatedOutput: {
             readonly id: number;
             /** Format: uri */
