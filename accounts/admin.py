@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import TokenProxy
 from accounts.admin_tenancy import ReadOnlyWhenScoped, TenantScoped, TenantScopedAdmin, admin_sees_all
 from accounts.models import Classroom, Enrollment, School, TeacherEnrollment, User
 from accounts.selectors import classrooms_visible_to, schools_administered_by, students_visible_to
+from audit.services import Kind
 
 
 class ReadOnlyAdmin(TenantScopedAdmin):
@@ -59,8 +60,14 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
         ),
     )
 
+    access_kind = Kind.PROFILE
+
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(pk__in=students_visible_to(request.user).values("pk"))
+
+    def access_student(self, obj: Any) -> int | None:
+        """A student's own row is their record; a teacher's or staff member's is not."""
+        return int(obj.pk) if obj.role == User.Role.STUDENT else None
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return admin_sees_all(request.user) and super().has_add_permission(request)

@@ -26,10 +26,11 @@ from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
 from django.db.models.fields.related import RelatedField
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 
 from accounts.models import User
+from audit.services import Surface, access_record
 
 if TYPE_CHECKING:
     _Base = admin.options.BaseModelAdmin[Any]
@@ -57,9 +58,33 @@ class TenantScoped(_Base):
     A subclass says in `tenant_queryset` which of its rows a scoped user may see; by default none.
     """
 
+    # The access log (audit): the kind of a student's record this admin's rows are, and the
+    # student of a row (`access_student`); None: rows that are no student's records.
+    access_kind: str | None = None
+
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         """The rows of `queryset` that `request.user` (not one who sees all) may see."""
         return queryset.none()
+
+    def access_student(self, obj: Any) -> int | None:
+        """The id of the student whose record `obj` is (its `student_id` by default)."""
+        return getattr(obj, "student_id", None)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Django's change (or view) page; showing a student's row appends to their access log."""
+        response = super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+        shown = getattr(response, "context_data", None) or {}
+        obj = shown.get("original")
+        if self.access_kind and request.method == "GET" and response.status_code == 200 and obj is not None:
+            access_record(
+                actor=request.user,
+                kind=self.access_kind,
+                surface=Surface.ADMIN,
+                reads=[(self.access_student(obj), obj.pk)],
+            )
+        return response
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)

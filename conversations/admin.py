@@ -14,6 +14,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from accounts.admin import ReadOnlyAdmin
+from audit.services import Kind
 from conversations.models import Conversation, Message
 
 
@@ -24,6 +25,7 @@ class ConversationAdmin(ReadOnlyAdmin):
     search_fields = ("subject", "student__username")
     list_select_related = ("student",)
     readonly_fields = ("created_at", "messages")
+    access_kind = Kind.CONVERSATIONS
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(pk__in=Conversation.objects.visible_to(request.user).values("pk"))
@@ -45,6 +47,10 @@ class MessageAdmin(ReadOnlyAdmin):
     ordering = ("-id",)
     # Counting a large table in full as well as filtered is the changelist's slowest query.
     show_full_result_count = False
+    access_kind = Kind.MESSAGES
+
+    def access_student(self, obj: Any) -> int | None:
+        return int(obj.conversation.student_id)
 
     def tenant_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(conversation__in=Conversation.objects.visible_to(request.user).values("pk"))

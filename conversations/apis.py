@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record, access_record_rows
 from conversations import files, screening, selectors, services
 from conversations.serializers import (
     ConversationDetailOutput,
@@ -55,7 +56,8 @@ class ConversationListCreateApi(APIView):
         filters.is_valid(raise_exception=True)
         qs = selectors.conversation_list(user=request.user, student_id=filters.validated_data.get("student"))
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
+        page = paginator.paginate_queryset(qs, request, view=self) or []
+        access_record_rows(actor=request.user, kind=Kind.CONVERSATIONS, surface=Surface.API, rows=page)
         return paginator.get_paginated_response(ConversationOutput(page, many=True).data)
 
     @extend_schema(summary="Start a conversation", request=Input, responses={201: ConversationOutput})
@@ -73,11 +75,17 @@ class MessagePageInput(serializers.Serializer[None]):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=100, default=50)
 
 
-def _message_page(request: Request, conversation: Any) -> dict[str, Any]:
+def _message_page(request: Request, conversation: Any, kind: str) -> dict[str, Any]:
+    """A page of the conversation's messages, its reading recorded as `kind` (the conversation's
+    id for the conversation, the messages' for a page of messages)."""
     params = MessagePageInput(data=query_params(request))
     params.is_valid(raise_exception=True)
     page = selectors.message_page(
         conversation=conversation, before=params.validated_data.get("before"), limit=params.validated_data["limit"]
+    )
+    ids = [conversation.pk] if kind == Kind.CONVERSATIONS else [message.pk for message in page["results"]]
+    access_record(
+        actor=request.user, kind=kind, surface=Surface.API, reads=[(conversation.student_id, pk) for pk in ids]
     )
     return {"results": MessageOutput(page["results"], many=True).data, "next_before": page["next_before"]}
 
@@ -91,7 +99,7 @@ class ConversationDetailApi(APIView):
     def get(self, request: Request, conversation_id: int) -> Response:
         """The conversation and its latest messages, newest first (`?limit=`, default 50)."""
         conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
-        messages = _message_page(request, conversation)
+        messages = _message_page(request, conversation, Kind.CONVERSATIONS)
         return Response(ConversationDetailOutput(conversation, context={"messages": messages}).data)
 
 
@@ -131,7 +139,7 @@ class MessagesApi(StreamedAnswerApi):
         """Messages newest first, for chat screens: the first page is the latest `limit` (default
         50); the next, older page is `?before=<next_before>`, until `next_before` is null."""
         conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
-        return Response(_message_page(request, conversation))
+        return Response(_message_page(request, conversation, Kind.MESSAGES))
 
     @extend_schema(
         summary="Send a message and get the tutor's reply",
@@ -203,7 +211,9 @@ class ReplyMemoriesApi(APIView):
         order the prompt showed them, with their scores and signals (the access log, written
         with the reply and never changed). A student's message, or a reply without memories,
         gives an empty list."""
-        rows = selectors.reply_memories(user=request.user, conversation_id=conversation_id, message_id=message_id)
+        rows = list(selectors.reply_memories(user=request.user, conversation_id=conversation_id, message_id=message_id))
+        reads = [(row.memory.student_id, row.memory_id) for row in rows]
+        access_record(actor=request.user, kind=Kind.MEMORIES, surface=Surface.API, reads=reads)
         return Response(ReplyMemoryOutput(rows, many=True).data)
 
 
@@ -235,7 +245,10 @@ class ConversationFilesApi(APIView):
     @extend_schema(summary="List a conversation's files", responses=FileOutput(many=True))
     def get(self, request: Request, conversation_id: int) -> Response:
         """The conversation's files, oldest first, with their extraction status and page count."""
-        return Response(FileOutput(files.file_list(user=request.user, conversation_id=conversation_id), many=True).data)
+        rows = list(files.file_list(user=request.user, conversation_id=conversation_id))
+        reads = [(row.conversation.student_id, row.pk) for row in rows]
+        access_record(actor=request.user, kind=Kind.FILES, surface=Surface.API, reads=reads)
+        return Response(FileOutput(rows, many=True).data)
 
     @extend_schema(
         summary="Share a file in a conversation",

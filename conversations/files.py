@@ -317,7 +317,11 @@ def _delete_quietly(storage: Storage, name: str) -> None:
 def file_list(*, user: Any, conversation_id: Any) -> QuerySet[ConversationFile]:
     """The files of a conversation `user` may read (NotFound otherwise), oldest first."""
     conversation = conversation_get(user=user, conversation_id=conversation_id)
-    return ConversationFile.objects.filter(conversation=conversation).order_by("created_at", "id")
+    return (
+        ConversationFile.objects.filter(conversation=conversation)
+        .select_related("conversation")
+        .order_by("created_at", "id")
+    )
 
 
 @dataclass(frozen=True)

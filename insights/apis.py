@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record_rows
 from core.api import Pagination
 from core.feeds import EventFeed
 from core.schema import ErrorEnvelope
@@ -108,5 +109,6 @@ class StudentAsksApi(APIView):
         the student's teachers and staff, their own for the student."""
         asks = selectors.ask_list(user=request.user, student_id=student_id)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(asks, request, view=self)
+        page = paginator.paginate_queryset(asks, request, view=self) or []
+        access_record_rows(actor=request.user, kind=Kind.INSIGHTS, surface=Surface.API, rows=page)
         return paginator.get_paginated_response(AskAnswerOutput(page, many=True).data)

@@ -6,7 +6,8 @@ between them, holding no database connection):
 2. `ask_prepare`: the evidence within the token budget (insights.evidence, insights.classroom)
    and the prompt (insights.prompts);
 3. `ask_store`: the answer checked (insights.citations) and stored in one transaction with its
-   access log (AskMemory) and its metering (LLMUsage); `usage_save` stores the metering of a
+   access log (AskMemory), its metering (LLMUsage) and the students' access log (audit: the
+   student asked about, or each student a class's answer cites); `usage_save` stores the metering of a
    call that failed.
 
 Metering: a question is metered to whoever asks it. A student's question about themself is
@@ -26,6 +27,7 @@ from django.db import transaction
 
 from accounts.models import Classroom, User
 from accounts.selectors import student_get_overseen
+from audit.services import Kind, Surface, access_record
 from insights import classroom as classroom_evidence
 from insights import evidence, prompts
 from insights.citations import check_answer, citations, named_students, says_insufficient
@@ -191,4 +193,12 @@ def ask_store(*, prepared: Prepared, content: str, model: str, usage: list[LLMUs
             for rank, (pk, item) in enumerate(memory_ids, start=1)
         )
         usage_save(prepared=prepared, usage=usage)
+        # The students' access log: the student asked about, or each student a class's answer cites.
+        if target.student is not None:
+            about = [target.student.pk]
+        else:
+            about = [prepared.shown[ref].student_id for ref in checked.cited if ref in prepared.shown]
+        access_record(
+            actor=target.asker, kind=Kind.INSIGHTS, surface=Surface.INSIGHTS, reads=[(pk, log.pk) for pk in about]
+        )
     return log

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record, access_record_rows
 from core.api import MAX_ID, Pagination, StrictCharField, query_params
 from learning import selectors, services
 from learning.models import MAX_QUESTIONS, Task, TaskStatus
@@ -65,7 +66,8 @@ class QuizListApi(APIView):
             conversation_id=filters.validated_data.get("conversation"),
         )
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
+        page = paginator.paginate_queryset(qs, request, view=self) or []
+        access_record_rows(actor=request.user, kind=Kind.QUIZZES, surface=Surface.API, rows=page)
         return paginator.get_paginated_response(QuizSummaryOutput(page, many=True).data)
 
 
@@ -75,6 +77,7 @@ class QuizDetailApi(APIView):
         """A quiz with its questions. The student sees the expected answers and explanations once
         they have answered (null before); their teacher always does."""
         quiz = selectors.quiz_get(user=request.user, quiz_id=quiz_id)
+        access_record_rows(actor=request.user, kind=Kind.QUIZZES, surface=Surface.API, rows=[quiz])
         return Response(quiz_output(quiz, viewer=request.user))
 
 
@@ -123,6 +126,7 @@ class StudentSkillsApi(APIView):
     def get(self, request: Request, student_id: int) -> Response:
         """A student's mastery per skill, by label (their teacher, or the student themself)."""
         rows = selectors.student_skills(user=request.user, student_id=student_id)
+        access_record(actor=request.user, kind=Kind.SKILLS, surface=Surface.API, reads=[(student_id, None)])
         return Response(SkillOutput(rows, many=True).data)
 
 
@@ -131,6 +135,8 @@ class ClassroomSkillsApi(APIView):
     def get(self, request: Request, classroom_id: int) -> Response:
         """Per skill, the class average and each assessed student's estimate (the class's teacher)."""
         classroom, skills = selectors.classroom_skills(user=request.user, classroom_id=classroom_id)
+        reads = [(row.student_id, None) for skill in skills for row in skill.students]
+        access_record(actor=request.user, kind=Kind.SKILLS, surface=Surface.API, reads=reads)
         body = {"classroom": classroom.pk, "name": classroom.name, "skills": skills}
         return Response(ClassroomSkillsOutput(body).data)
 
@@ -171,6 +177,8 @@ class TaskListCreateApi(APIView):
         page = paginator.paginate_queryset(qs, request, view=self)
         tasks = list(page or [])
         context = _task_context(request, tasks)
+        reads = [(status.student_id, pk) for pk, statuses in context["statuses"].items() for status in statuses]
+        access_record(actor=request.user, kind=Kind.TASKS, surface=Surface.API, reads=reads)
         return paginator.get_paginated_response(TaskOutput(tasks, many=True, context=context).data)
 
     @extend_schema(summary="Set a task", request=Input, responses={201: TaskOutput})

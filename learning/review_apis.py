@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record
 from learning import review_cards
 
 
@@ -52,6 +53,7 @@ class StudentReviewsApi(APIView):
         (the student themself, their teachers, staff)."""
         student, now, due, upcoming = review_cards.student_reviews(user=request.user, student_id=student_id)
         body = {"student": student.pk, "as_of": now, "due": due, "upcoming": upcoming}
+        access_record(actor=request.user, kind=Kind.REVIEWS, surface=Surface.API, reads=[(student.pk, None)])
         return Response(StudentReviewsOutput(body).data)
 
 
@@ -62,4 +64,6 @@ class ClassroomReviewsApi(APIView):
         a student: 403)."""
         classroom, now, students = review_cards.classroom_reviews(user=request.user, classroom_id=classroom_id)
         body = {"classroom": classroom.pk, "as_of": now, "students": students}
+        reads = [(row.id, None) for row in students]
+        access_record(actor=request.user, kind=Kind.REVIEWS, surface=Surface.API, reads=reads)
         return Response(ClassroomReviewsOutput(body).data)

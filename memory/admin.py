@@ -18,6 +18,7 @@ from django.http import HttpRequest
 
 from accounts.admin import ReadOnlyAdmin
 from accounts.selectors import students_visible_to
+from audit.services import Kind
 from memory.models import AIMemory, StudentCard
 from memory.selectors import memories_visible_to
 from memory.services.lifecycle import MEMORY_ARCHIVE_PERMISSION, memory_archive_by_staff
@@ -34,6 +35,7 @@ class AIMemoryAdmin(ReadOnlyAdmin):
     list_filter = ("kind", "status", "source", "visibility", "needs_review")
     search_fields = ("title",)
     list_select_related = ("student",)
+    access_kind = Kind.MEMORIES
     fieldsets = (
         (None, {"fields": ("student", "title", "content", "visibility", "status", "archived_reason")}),
         (
@@ -87,6 +89,7 @@ class StudentCardAdmin(ReadOnlyAdmin):
     which logs every change. A scoped user sees the cards of the students the API shows them."""
 
     list_display = ("student", "level", "register", "token_count", "updated_at")
+    access_kind = Kind.CARD
     search_fields = ("student__username",)
     list_select_related = ("student",)
     fields = (

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record, access_record_rows
 from core.api import MAX_ID, Pagination, StrictCharField, WordCount, query_params
 from memory import selectors, supersession
 from memory.models import AIMemory, SupersessionReview
@@ -85,7 +86,8 @@ class MemoryListCreateApi(MemoryWriteThrottled):
                 user=request.user, student_id=params.get("student"), kind=params.get("kind"), status=params["status"]
             )
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
+        page = paginator.paginate_queryset(qs, request, view=self) or []
+        access_record_rows(actor=request.user, kind=Kind.MEMORIES, surface=Surface.API, rows=page)
         return paginator.get_paginated_response(MemoryOutput(page, many=True, context={"request": request}).data)
 
     @extend_schema(summary="Add a teacher's note", request=Input, responses={201: MemoryOutput})
@@ -116,11 +118,9 @@ class MemoryDetailApi(MemoryWriteThrottled):
 
     @extend_schema(summary="Get a memory", responses=MemoryOutput)
     def get(self, request: Request, memory_id: int) -> Response:
-        return Response(
-            MemoryOutput(
-                selectors.memory_get(user=request.user, memory_id=memory_id), context={"request": request}
-            ).data
-        )
+        memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+        access_record_rows(actor=request.user, kind=Kind.MEMORIES, surface=Surface.API, rows=[memory])
+        return Response(MemoryOutput(memory, context={"request": request}).data)
 
     @extend_schema(summary="Correct a memory", request=Input, responses=MemoryOutput)
     def patch(self, request: Request, memory_id: int) -> Response:
@@ -190,6 +190,7 @@ class MemoryChainApi(APIView):
                 pk__in=[*older_ids, *newer_ids]
             )
         }
+        access_record_rows(actor=request.user, kind=Kind.MEMORIES, surface=Surface.API, rows=[memory, *found.values()])
         return Response(
             MemoryChainOutput(
                 {  # type: ignore[arg-type]
@@ -226,7 +227,9 @@ class SupersessionReviewListApi(APIView):
             user=request.user, student_id=filters.validated_data.get("student"), status=filters.validated_data["status"]
         )
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
+        page = paginator.paginate_queryset(qs, request, view=self) or []
+        reads = [(review.student_id, pk) for review in page for pk in (review.older_id, review.newer_id)]
+        access_record(actor=request.user, kind=Kind.MEMORIES, surface=Surface.API, reads=reads)
         return paginator.get_paginated_response(
             SupersessionReviewOutput(page, many=True, context={"request": request}).data
         )

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record, access_record_rows
 from core.api import BODY_RULES, Pagination, StrictCharField
 from memory import card as cards
 from memory import card_selectors
@@ -146,6 +147,7 @@ class StudentCardApi(MemoryWriteThrottled):
         """The student's card (an empty one if none was written), with the proposals waiting for
         a teacher (teachers only). The student themself and their teachers; others 404."""
         card, pending = card_selectors.card_get(user=request.user, student_id=student_id)
+        access_record(actor=request.user, kind=Kind.CARD, surface=Surface.API, reads=[(card.student_id, None)])
         return Response(card_output(card, pending))
 
     @extend_schema(summary="Edit a student's card", request=Input, responses=StudentCardOutput)
@@ -172,7 +174,8 @@ class CardChangeListApi(APIView):
         teachers; the changes applied to their card for the student."""
         changes = card_selectors.card_changes(user=request.user, student_id=student_id)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(changes, request, view=self)
+        page = paginator.paginate_queryset(changes, request, view=self) or []
+        access_record_rows(actor=request.user, kind=Kind.CARD, surface=Surface.API, rows=page)
         context = {"student_view": request.user.pk == student_id}
         return paginator.get_paginated_response(CardChangeOutput(page, many=True, context=context).data)
 

@@ -39,6 +39,7 @@ from starlette.types import Receive, Scope, Send
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
 
 from accounts.models import User
+from audit.services import Kind, Surface, access_record_rows
 from core.auth import TokenAuthentication
 from core.db import db_step
 from core.errors import ApplicationError, error_body
@@ -133,8 +134,9 @@ async def _as_user(fn: Callable[..., R], *, writes: bool = False, **kwargs: Any)
 
 
 def _recall(*, user: User, query: str, k: int, student_id: int | None) -> list[MemoryOut]:
-    found = memory_search(user=user, student_id=student_id, query=query[:QUERY_MAX_CHARS])
-    return [_memory_out(memory) for memory in found[:k]]
+    found = list(memory_search(user=user, student_id=student_id, query=query[:QUERY_MAX_CHARS])[:k])
+    access_record_rows(actor=user, kind=Kind.MEMORIES, surface=Surface.MCP, rows=found)
+    return [_memory_out(memory) for memory in found]
 
 
 def _write(*, user: User, title: str, content: str, student_id: int | None) -> MemoryOut:

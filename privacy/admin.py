@@ -1,7 +1,8 @@
-"""The audit of erasures, read-only: an erasure is made by the API or `manage.py erase_student`.
-Erasures are staff's alone: a scoped user (a teacher with is_staff) sees none, whatever their
-permissions (TenantScoped's default). The record of consent to memory, read-only too: a school
-administrator sees their students' (as through the API), a teacher none."""
+"""The audit of erasures and the access log, read-only: an erasure is made by the API or
+`manage.py erase_student`, an access entry by audit.services. Both are staff's alone: a scoped
+user (a teacher with is_staff) sees none, whatever their permissions (TenantScoped's default).
+The record of consent to memory, read-only too: a school administrator sees their students' (as
+through the API), a teacher none."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.http import HttpRequest
 from accounts.admin import ReadOnlyAdmin
 from accounts.models import User
 from accounts.selectors import students_visible_to
+from audit.models import AccessEntry
 from privacy.models import ConsentChange, Erasure
 
 
@@ -37,3 +39,17 @@ class ConsentChangeAdmin(ReadOnlyAdmin):
         if getattr(request.user, "role", None) != User.Role.ADMINISTRATOR:
             return queryset.none()
         return queryset.filter(student__in=students_visible_to(request.user).values("pk"))
+
+
+@admin.register(AccessEntry)
+class AccessEntryAdmin(ReadOnlyAdmin):
+    """The access log, read-only and staff's alone in the admin (a school's administrators read
+    their students' through the API): entries are appended by audit.services.access_record and
+    leave only through the period's purge."""
+
+    list_display = ("at", "student", "actor", "kind", "surface")
+    list_filter = ("kind", "surface")
+    list_select_related = ("student", "actor")
+    search_fields = ("student__username", "actor__username")
+    fields = ("at", "student", "actor", "kind", "record_ids", "surface")
+    show_full_result_count = False

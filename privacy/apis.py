@@ -14,9 +14,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import User
-from core.api import StrictBooleanField, StrictCharField
+from audit.services import Kind, Surface, access_record
+from core.api import Pagination, StrictBooleanField, StrictCharField
 from core.schema import ErrorEnvelope
 from privacy import consent, services
+from privacy.access_log import AccessEntryOutput, access_log_get
 from privacy.export import export_filename, export_student_get, student_export
 from privacy.models import Erasure
 from privacy.serializers import ConsentChangeOutput, ErasureOutput, ExportDocument
@@ -64,6 +66,8 @@ class StudentExportApi(APIView):
         """Export a student's data: profile, conversations with messages and file metadata,
         memories with their provenance and supersession chain, reviews, learning, access log."""
         student, full = export_student_get(user=request.user, student_id=student_id)
+        # Before the document is written: the export's own entry is in the log it holds.
+        access_record(actor=request.user, kind=Kind.EXPORT, surface=Surface.EXPORT, reads=[(student.pk, None)])
         pieces = student_export(student=student, viewer=request.user, include_teacher_only=full)
         content = _served_async(pieces) if isinstance(request._request, ASGIRequest) else pieces
         response = StreamingHttpResponse(content, content_type="application/json")
@@ -177,3 +181,25 @@ class StudentConsentApi(APIView):
             reason=data.validated_data["reason"],
         )
         return Response(consent_output(student))
+
+
+class StudentAccessLogApi(APIView):
+    pagination_class = Pagination
+
+    @extend_schema(
+        summary="A student's access log",
+        responses={
+            200: AccessEntryOutput(many=True),
+            403: OpenApiResponse(
+                ErrorEnvelope, description="The student's teacher, or the student: not theirs to read."
+            ),
+            404: OpenApiResponse(ErrorEnvelope, description="No such student, or not one the requester may see."),
+        },
+    )
+    def get(self, request: Request, student_id: int) -> Response:
+        """Who read the student's records, newest first (docs/privacy.md#access-log): for the
+        school's administrators and staff."""
+        entries = access_log_get(user=request.user, student_id=student_id)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(entries, request, view=self)
+        return paginator.get_paginated_response(AccessEntryOutput(page, many=True).data)

@@ -41,6 +41,7 @@ from learning.models import Answer, Question, Quiz, ReviewCard, SkillMastery, Ta
 from learning.serializers import ExportReviewCard, ExportSkill, ExportTask, QuizOutput
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.serializers import ExportCard, ExportCardChange, ExportMemory, ExportSupersessionReview
+from privacy.access_log import AccessEntryOutput, access_log_of
 from privacy.consent import consent_changes
 from privacy.models import EXPORT_PERMISSION
 from privacy.serializers import EXPORT_FORMAT, ConsentChangeOutput
@@ -220,6 +221,8 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
             yield from _array(_rows(_flags(student)), ExportFlag, {})
         yield '],"asks":['
         yield from _array(_rows(_asks(student, include_teacher_only)), ExportAsk, {})
+        yield '],"access_log":['
+        yield from _array(_rows(access_log_of(student).order_by("at", "id")), AccessEntryOutput, {})
         yield "]}"
 
     for piece in pieces():

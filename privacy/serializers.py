@@ -16,6 +16,7 @@ from conversations.serializers import ExportConversation, ExportReplyMemory
 from insights.serializers import ExportAsk
 from learning.serializers import ExportLearning
 from memory.serializers import ExportCard, ExportCardChange, ExportMemory, ExportSupersessionReview
+from privacy.access_log import AccessEntryOutput
 from privacy.models import ConsentChange, Erasure
 from safety.serializers import ExportFlag
 
@@ -61,6 +62,11 @@ class ExportDocument(serializers.Serializer[None]):
         many=True,
         help_text="The questions asked about the student and their answers, oldest first: all of them in an "
         "export by staff or the student's teacher, the student's own questions in theirs.",
+    )
+    access_log = AccessEntryOutput(
+        many=True,
+        help_text="Who read the student's records, oldest first (docs/privacy.md#access-log): this export's "
+        "own reading first recorded, unless the student exports themself.",
     )
 
 

@@ -28,6 +28,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.models import Enrollment, User
 from accounts.selectors import student_get_administered
+from audit.models import AccessEntry
 from conversations.files import file_storage
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from core.errors import Forbidden, NotFound
@@ -253,6 +254,9 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
         tally.delete(files)
         tally.delete(messages)
         tally.delete(conversations)
+
+        # Who read their records: the access log's one deletion besides its period's purge.
+        tally.delete(AccessEntry._base_manager.filter(student=student))
 
         # The account: classes, tokens, sessions, the admin's log about it all, the user row.
         tally.delete(Enrollment.objects.filter(student=student))

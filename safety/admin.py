@@ -19,6 +19,7 @@ from django.http import HttpRequest
 
 from accounts.admin import ReadOnlyAdmin
 from accounts.admin_tenancy import TenantScoped, TenantScopedAdmin
+from audit.services import Kind
 from safety.models import ClassroomSafety, Delivery, Flag, FlagAction, SafetyContact
 from safety.selectors import flags_visible_to
 
@@ -59,6 +60,7 @@ class DeliveryInline(_ReadOnlyInline):
 @admin.register(Flag)
 class FlagAdmin(ReadOnlyAdmin):
     list_display = ("id", "severity", "category", "source", "status", "student", "created_at")
+    access_kind = Kind.FLAGS
     list_filter = ("severity", "category", "source", "status")
     search_fields = ("student__username",)
     list_select_related = ("student",)

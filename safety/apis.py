@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record_rows
 from core.api import MAX_ID, Pagination, StrictCharField, query_params
 from core.schema import ErrorEnvelope
 from safety import selectors, services
@@ -65,7 +66,8 @@ class FlagListApi(APIView):
             ordering=data["ordering"],
         )
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
+        page = paginator.paginate_queryset(qs, request, view=self) or []
+        access_record_rows(actor=request.user, kind=Kind.FLAGS, surface=Surface.API, rows=page)
         return paginator.get_paginated_response(FlagOutput(page, many=True).data)
 
 
@@ -79,6 +81,7 @@ class FlagDetailApi(APIView):
 
 def _detail(request: Request, flag_id: int) -> Response:
     flag = selectors.flag_detail(user=request.user, flag_id=flag_id)
+    access_record_rows(actor=request.user, kind=Kind.FLAGS, surface=Surface.API, rows=[flag])
     surrounding = selectors.flag_surrounding_messages(flag=flag)
     return Response(FlagDetailOutput(flag, context={"surrounding": surrounding}).data)
 

@@ -139,6 +139,7 @@ api_urls: list[URLPattern | URLResolver] = [
     path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),
     path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
     path("students/<id:student_id>/consent/", privacy.StudentConsentApi.as_view(), name="student-consent"),
+    path("students/<id:student_id>/access-log/", privacy.StudentAccessLogApi.as_view(), name="student-access-log"),
     path("safety/", include("safety.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("identity-providers/", include("sso.urls")),

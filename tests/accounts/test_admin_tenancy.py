@@ -30,6 +30,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.admin_tenancy import NO_TENANT_DATA, TenantScoped
 from accounts.models import TUTOR_STAFF_GROUP, Classroom, Enrollment, TeacherEnrollment, User
+from audit.models import AccessEntry
 from conversations.models import Conversation, Message
 from conversations.services import conversation_create
 from llm.models import LLMUsage
@@ -170,6 +171,9 @@ def _admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rows["alice"]["erasure"] = Erasure.objects.create(
         erased_at=timezone.now(), via=Erasure.Via.COMMAND, reason="A request from the school"
     )
+    rows["alice"]["access_entry"] = AccessEntry.objects.create(
+        actor=school["teacher_a"], student=school["alice"], kind=AccessEntry.Kind.MEMORIES, surface="api"
+    )
     rows["alice"]["contact"] = SafetyContact.objects.create(
         name="Safeguarding lead of 5A", email="lead@school.test", classroom=school["class_a"]
     )
@@ -214,6 +218,7 @@ def _grant_every_tutor_permission(user: User) -> None:
         *Permission.objects.filter(
             content_type__app_label__in=(
                 "accounts",
+                "audit",
                 "authtoken",
                 "conversations",
                 "memory",
@@ -279,6 +284,8 @@ ADMIN_MATRIX = [
     ("privacy/consentchange", "consent_change", "consent-alice", {"admin_a"}),
     # Erasures name no student and are staff's alone.
     ("privacy/erasure", "erasure", "{reference}", set()),
+    # The access log is staff's alone in the admin (a school's administrators read it through the API).
+    ("audit/accessentry", "access_entry", "alice", set()),
     # A flag is its student's teachers' (never the student's: students never see flags); the
     # school's safety contacts and class resources are staff's alone.
     ("safety/flag", "flag", "alice", EDUCATORS),
@@ -384,8 +391,8 @@ def test_admin_shows_each_viewer_only_their_scope(viewers, admin_rows, schools, 
 
 
 # The rows of ADMIN_MATRIX that belong to a student's school (not the service's erasures,
-# contacts and class resources, staff's alone).
-SCHOOL_ROWS = [row for row in ADMIN_MATRIX if row[1] not in ("erasure", "contact", "classroom_safety")]
+# access log, contacts and class resources, staff's alone).
+SCHOOL_ROWS = [row for row in ADMIN_MATRIX if row[1] not in ("erasure", "access_entry", "contact", "classroom_safety")]
 
 
 @pytest.mark.parametrize("viewer", ["admin_a", "teacher_a", "alice"])

@@ -189,6 +189,8 @@ DETAIL_ENDPOINTS = [
     ("post", "/api/v1/students/{student}/erase/", {"confirm": "{student}", "reason": "Erased by someone else"}),
     ("get", "/api/v1/students/{student}/consent/", None),
     ("put", "/api/v1/students/{student}/consent/", {"memory_consent": False, "reason": "Set by someone else"}),
+    # the access log: the school's administrators' and staff's (a teacher of the class: 403)
+    ("get", "/api/v1/students/{student}/access-log/", None),
     # safety: a flag is its student's teachers' and staff's; students never see one (the list
     # is a 403 to them, their own flags included: tests/safety/test_flags_api.py).
     ("get", "/api/v1/safety/flags/{flag}/", None),
@@ -368,6 +370,8 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     # Consent to memory is the school's administrator's (ADMINISTRATOR_ANSWERS), not a teacher's.
     ("get", "/api/v1/students/{student}/consent/"): 403,
     ("put", "/api/v1/students/{student}/consent/"): 403,
+    # Who read her records: her school's administrator's (ADMINISTRATOR_ANSWERS), not her teachers'.
+    ("get", "/api/v1/students/{student}/access-log/"): 403,
     ("get", "/api/v1/safety/flags/{flag}/"): 200,
     ("get", "/api/v1/safety/flags/?student={student}"): 200,
     ("post", "/api/v1/safety/flags/{flag}/acknowledge/"): 200,
@@ -382,6 +386,7 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
 ADMINISTRATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("get", "/api/v1/students/{student}/consent/"): 200,
     ("put", "/api/v1/students/{student}/consent/"): 200,
+    ("get", "/api/v1/students/{student}/access-log/"): 200,
 }
 
 
@@ -390,7 +395,8 @@ ADMINISTRATOR_ANSWERS: dict[tuple[str, str], int] = {
 def test_every_educator_of_the_student_gets_the_teachers_answer(schools, matrix_rows, llm, educator, method, url, body):
     """5A's primary teacher, its second teacher and the administrator of alice's school get the
     same answer from every endpoint that names one of alice's rows: no 404 but erasure's and
-    another administrator's roster import; the administrator alone sets her consent to memory."""
+    another administrator's roster import; the administrator alone sets her consent to memory
+    and reads her access log."""
     rows = matrix_rows[1]["alice"]
     user = EDUCATORS[educator](schools)
     payload = None

@@ -168,6 +168,7 @@ EXPECTED_SCHEDULE = {
     "webhooks-deliveries-sweep": {"task": "webhooks.tasks.deliveries_sweep", "schedule": 300.0},
     "lti-scores-sweep": {"task": "lti.tasks.scores_sweep", "schedule": 300.0},
     "retention-apply": {"task": "retention.tasks.retention_apply", "schedule": 86400.0},
+    "purge-access-log": {"task": "audit.tasks.access_log_purge_due", "schedule": 86400.0},
     "consolidate-memories": {
         "task": "memory.tasks.memories_consolidate_due",
         "schedule": django_settings.MEMORY_CONSOLIDATION_INTERVAL_HOURS * 3600,

@@ -30,6 +30,7 @@ TOP_KEYS = {
     "consent_changes",
     "reply_memories",
     "asks",
+    "access_log",
 }
 MEMORY_KEYS = {
     "id",
@@ -121,6 +122,9 @@ def test_the_teacher_exports_the_whole_record(clients, school, rich):
     assert [r["skill"] for r in learning["reviews"]] == [learning["skills"][0]["id"]]
     assert learning["tasks"][0]["progress"]["status"] == "done"
     assert doc["reply_memories"] and {r["memory"] for r in doc["reply_memories"]} <= set(memories)
+    # Who read her records: this export, recorded before the document was written.
+    assert doc["access_log"][-1]["kind"] == "export"
+    assert doc["access_log"][-1]["actor"]["username"] == "teacher_a"
 
 
 def test_staff_with_the_permission_export_any_student(rich, root, exporter, clerk):

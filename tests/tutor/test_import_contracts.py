@@ -21,7 +21,8 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 CLEAN = {
     "core/errors.py": "class ApplicationError(Exception): ...\n",
     "core/background.py": "def enqueue(name): ...\n",
-    "accounts/models.py": "from core.errors import ApplicationError\n",
+    "audit/models.py": "from core.errors import ApplicationError\n",
+    "accounts/models.py": "from core.errors import ApplicationError\nfrom audit import models\n",
     "llm/gateway.py": "import core.errors\nfrom accounts import models\n",
     "memory/models.py": "from accounts import models\n",
     "memory/services.py": """\

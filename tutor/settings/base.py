@@ -12,6 +12,7 @@ without a secret key.
 from __future__ import annotations
 
 from .api import *  # noqa: F403
+from .audit import *  # noqa: F403
 from .celery import *  # noqa: F403
 from .conversations import *  # noqa: F403
 from .django import *  # noqa: F403

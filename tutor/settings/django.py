@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "core",
     "accounts",
+    "audit",
     "llm",
     "conversations",
     "memory",

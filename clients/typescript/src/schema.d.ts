@@ -1182,6 +1182,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/students/{student_id}/access-log/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A student's access log
+         * @description Who read the student's records, newest first (docs/privacy.md#access-log): for the
+         *     school's administrators and staff.
+         */
+        get: operations["students_access_log_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/students/{student_id}/ask/": {
         parameters: {
             query?: never;
@@ -1580,6 +1601,38 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One read of the student's records by someone else. */
+        AccessEntryOutput: {
+            readonly id: number;
+            /** Format: date-time */
+            readonly at: string;
+            /** @description Who read; null: a machine client or an account since deleted. */
+            readonly actor: {
+                id: number;
+                username: string;
+            } | null;
+            readonly kind: components["schemas"]["AccessEntryOutputKindEnum"];
+            /** @description The ids of the rows read, at most 100. */
+            record_ids: unknown[];
+            readonly surface: components["schemas"]["SurfaceEnum"];
+        };
+        /**
+         * @description * `profile` - profile
+         *     * `conversations` - conversations
+         *     * `messages` - messages
+         *     * `files` - files
+         *     * `memories` - memories
+         *     * `card` - card
+         *     * `skills` - skills
+         *     * `reviews` - reviews
+         *     * `quizzes` - quizzes
+         *     * `tasks` - tasks
+         *     * `flags` - flags
+         *     * `insights` - insights answer
+         *     * `export` - export
+         * @enum {string}
+         */
+        AccessEntryOutputKindEnum: "profile" | "conversations" | "messages" | "files" | "memories" | "card" | "skills" | "reviews" | "quizzes" | "tasks" | "flags" | "insights" | "export";
         AnswerOutput: {
             readonly question: number;
             readonly given: string;
@@ -2206,6 +2259,8 @@ export interface components {
             safety_flags?: components["schemas"]["ExportFlag"][];
             /** @description The questions asked about the student and their answers, oldest first: all of them in an export by staff or the student's teacher, the student's own questions in theirs. */
             asks: components["schemas"]["ExportAsk"][];
+            /** @description Who read the student's records, oldest first (docs/privacy.md#access-log): this export's own reading first recorded, unless the student exports themself. */
+            access_log: components["schemas"]["AccessEntryOutput"][];
         };
         /** @description A file's metadata only: its bytes and extracted text stay out of the export. */
         ExportFile: {
@@ -2830,6 +2885,21 @@ export interface components {
          * @enum {string}
          */
         OutcomeEnum: "resolved" | "false_positive";
+        PaginatedAccessEntryOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["AccessEntryOutput"][];
+        };
         PaginatedAskAnswerOutputList: {
             /** @example 123 */
             count: number;
@@ -3820,6 +3890,16 @@ export interface components {
          * @enum {string}
          */
         SupersessionReviewOutputStatusEnum: "open" | "applied" | "dismissed";
+        /**
+         * @description * `api` - API
+         *     * `mcp` - MCP server
+         *     * `admin` - admin
+         *     * `insights` - question about a student or a class
+         *     * `export` - export
+         *     * `page` - web page
+         * @enum {string}
+         */
+        SurfaceEnum: "api" | "mcp" | "admin" | "insights" | "export" | "page";
         SyncOutput: {
             readonly id: number;
             /** @description The LMS course (its LtiContext's id). */
@@ -11183,6 +11263,95 @@ export interface operations {
                 };
             };
             /** @description Not found, or not visible to the requester (never 403 for another's data). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Throttled; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Server error (logged). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database (or the model) is unavailable for a moment; see retry_safe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    students_access_log_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                student_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAccessEntryOutputList"];
+                };
+            };
+            /** @description The input is invalid: `details` holds a message per field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not authenticated: no token or session, or an unknown token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The student's teacher, or the student: not theirs to read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such student, or not one the requester may see. */
             404: {
                 headers: {
                     [name: string]: unknown;
