@@ -23,6 +23,7 @@ from memory import apis as memory
 from memory import card_apis as card
 from memory.language import user_language_change
 from privacy import apis as privacy
+from retention import apis as retention
 from sso import apis as sso
 from web import apis as web_apis
 from web import views as web_views
@@ -140,6 +141,10 @@ api_urls: list[URLPattern | URLResolver] = [
     path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
     path("students/<id:student_id>/consent/", privacy.StudentConsentApi.as_view(), name="student-consent"),
     path("students/<id:student_id>/access-log/", privacy.StudentAccessLogApi.as_view(), name="student-access-log"),
+    path("schools/<id:school_id>/retention/", retention.SchoolRetentionApi.as_view(), name="school-retention"),
+    path(
+        "classrooms/<id:classroom_id>/retention/", retention.ClassroomRetentionApi.as_view(), name="classroom-retention"
+    ),
     path("safety/", include("safety.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("identity-providers/", include("sso.urls")),

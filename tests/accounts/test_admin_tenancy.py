@@ -38,6 +38,7 @@ from lti.models import Platform
 from memory.models import AIMemory, StudentCard
 from memory.services.notes import teacher_note_create
 from privacy.models import ConsentChange, Erasure
+from retention.models import RetentionPolicy, RetentionRun
 from safety.models import ClassroomSafety, Flag, FlagAction, SafetyContact
 from sso.models import IdentityProvider
 from tests.conftest import ModuleRows, build_school, build_schools
@@ -198,6 +199,14 @@ def _admin_rows(schools: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rows["dave"]["webhook"] = Webhook.objects.create(
         school=school["school_b"], url="https://hooks-dave.example/events", secret="", events=["quiz.graded"]
     )
+    for name, its_school, its_class in (
+        ("alice", school["school"], school["class_a"]),
+        ("dave", school["school_b"], school["class_c"]),
+    ):
+        rows[name]["retention_policy"] = RetentionPolicy.objects.create(classroom=its_class, transcript_days=30)
+        rows[name]["retention_run"] = RetentionRun.objects.create(
+            school=its_school, started_at=timezone.now(), finished_at=timezone.now(), counts={"messages": 3}
+        )
     for name, its_school in (("alice", school["school"]), ("dave", school["school_b"])):
         registration = LtiRegistration.objects.create(
             name=f"LMS-{name}",
@@ -228,6 +237,7 @@ def _grant_every_tutor_permission(user: User) -> None:
                 "webhooks",
                 "sso",
                 "lti",
+                "retention",
             )
         )
     )
@@ -297,6 +307,9 @@ ADMIN_MATRIX = [
     ("sso/identityprovider", "identity_provider", "Workspace", {"admin_a"}),
     # An LMS platform is its school's administrators' (and staff's), as through the API.
     ("lti/platform", "platform", "LMS-alice", {"admin_a"}),
+    # A school's retention policies (its own, its classes') and runs are its administrators' (and staff's).
+    ("retention/retentionpolicy", "retention_policy", None, {"admin_a"}),
+    ("retention/retentionrun", "retention_run", None, {"admin_a"}),
 ]
 MATRIX_IDS = [f"{prefix}:{key}" for prefix, key, _q, _seen in ADMIN_MATRIX]
 
@@ -313,6 +326,7 @@ ACTION_MATRIX = [
     ("webhooks/webhook", "delete_selected", "webhook"),
     ("sso/identityprovider", "delete_selected", "identity_provider"),
     ("lti/platform", "delete_selected", "platform"),
+    ("retention/retentionpolicy", "delete_selected", "retention_policy"),
 ]
 
 
@@ -344,6 +358,8 @@ def state() -> tuple[Any, ...]:
         list(Webhook.objects.order_by("pk").values_list("pk", "url", "active", "consecutive_failures", "description")),
         list(IdentityProvider.objects.order_by("pk").values_list("pk", "school_id", "name", "client_secret")),
         list(Platform.objects.order_by("pk").values_list("pk", "school_id", "registration_id")),
+        list(RetentionPolicy.objects.order_by("pk").values_list("pk", "classroom_id", "transcript_days")),
+        list(RetentionRun.objects.order_by("pk").values_list("pk", "school_id", "counts")),
     )
 
 

@@ -25,6 +25,7 @@ from memory.card import card_propose
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.services.notes import teacher_note_create
 from privacy.models import ConsentChange
+from retention.models import RetentionPolicy
 from safety.models import Flag, FlagAction
 from tests.conftest import ModuleRows, build_school, build_schools, client_for, make_user
 from tests.learning.conftest import QUIZ_ARGS
@@ -66,6 +67,7 @@ def student_rows(people: dict[str, Any], owner: str) -> dict[str, int]:
         excerpt="hi",
     )
     StudentCard.objects.create(student=student, interests=["chess"], student_editable=["interests"])
+    RetentionPolicy.objects.create(classroom=people[class_key], transcript_days=400)
     change = card_propose(
         student_id=student.pk, field="accommodations", op="add", value="Dyslexia", confidence=0.9, memory_id=None
     )
@@ -197,6 +199,10 @@ DETAIL_ENDPOINTS = [
     ("get", "/api/v1/safety/flags/?student={student}", None),
     ("post", "/api/v1/safety/flags/{flag}/acknowledge/", {"note": "Acknowledged by someone else"}),
     ("post", "/api/v1/safety/flags/{flag}/resolve/", {"note": "Resolved by someone else", "outcome": "resolved"}),
+    # retention: a class's own policy is its school's administrators' and staff's (its teachers: 403)
+    ("get", "/api/v1/classrooms/{classroom}/retention/", None),
+    ("put", "/api/v1/classrooms/{classroom}/retention/", {"transcript_days": 1}),
+    ("delete", "/api/v1/classrooms/{classroom}/retention/", None),
 ]
 
 
@@ -284,6 +290,7 @@ def test_intruders_get_404(schools, matrix_rows, case, method, url, body):
             RosterSync.objects.count(),
             ConsentChange.objects.count(),
             list(User.objects.filter(memory_consent=False).values_list("pk", flat=True)),
+            list(RetentionPolicy.objects.order_by("pk").values_list("pk", "transcript_days")),
         )
 
     before = state(), learning_state()
@@ -379,6 +386,10 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     # An import is its uploader's (a school administrator) and staff's: not the class's teachers'
     # nor another administrator's.
     ("get", "/api/v1/roster/imports/{roster_import}/"): 404,
+    # A class's retention policy is its school's administrators' (ADMINISTRATOR_ANSWERS) and staff's.
+    ("get", "/api/v1/classrooms/{classroom}/retention/"): 403,
+    ("put", "/api/v1/classrooms/{classroom}/retention/"): 403,
+    ("delete", "/api/v1/classrooms/{classroom}/retention/"): 403,
 }
 
 
@@ -387,6 +398,9 @@ ADMINISTRATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("get", "/api/v1/students/{student}/consent/"): 200,
     ("put", "/api/v1/students/{student}/consent/"): 200,
     ("get", "/api/v1/students/{student}/access-log/"): 200,
+    ("get", "/api/v1/classrooms/{classroom}/retention/"): 200,
+    ("put", "/api/v1/classrooms/{classroom}/retention/"): 200,
+    ("delete", "/api/v1/classrooms/{classroom}/retention/"): 200,
 }
 
 
@@ -396,7 +410,7 @@ def test_every_educator_of_the_student_gets_the_teachers_answer(schools, matrix_
     """5A's primary teacher, its second teacher and the administrator of alice's school get the
     same answer from every endpoint that names one of alice's rows: no 404 but erasure's and
     another administrator's roster import; the administrator alone sets her consent to memory
-    and reads her access log."""
+    and her class's retention policy, and reads her access log."""
     rows = matrix_rows[1]["alice"]
     user = EDUCATORS[educator](schools)
     payload = None
@@ -464,6 +478,9 @@ IDENTITY_PROVIDER_ENDPOINTS = {"/api/v1/identity-providers/{provider_id}/"}
 LTI_ENDPOINTS = {
     "/api/v1/lti/platforms/{platform_id}/",
 }
+# A school's retention policy: its matrix (another school's administrator, a teacher, a student)
+# is tests/retention/test_api.py::test_the_tenancy_matrix.
+RETENTION_ENDPOINTS = {"/api/v1/schools/{school_id}/retention/"}
 
 
 def test_every_endpoint_is_in_the_matrix():
@@ -479,7 +496,13 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
             template = template.replace("{flag_id}", "{flag}")
             template = template.replace("{change_id}", "{change}").replace("{import_id}", "{roster_import}")
-            named = PROVISIONING_ENDPOINTS | WEBHOOK_ENDPOINTS | IDENTITY_PROVIDER_ENDPOINTS | LTI_ENDPOINTS
+            named = (
+                PROVISIONING_ENDPOINTS
+                | WEBHOOK_ENDPOINTS
+                | IDENTITY_PROVIDER_ENDPOINTS
+                | LTI_ENDPOINTS
+                | RETENTION_ENDPOINTS
+            )
             assert template in covered | named, f"{path} is not in the tenancy matrix"
         else:
             assert path in OWN_ENDPOINTS or path in covered, f"{path} is not in the tenancy matrix"

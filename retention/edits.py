@@ -1,0 +1,43 @@
+"""Writing retention policies: a school's, and a class's own (docs/privacy.md#retention)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from retention.models import PERIOD_FIELDS, RetentionPolicy
+from retention.selectors import (
+    PolicyView,
+    classroom_get_managed,
+    classroom_policy_view,
+    school_get_managed,
+    school_policy_view,
+)
+
+
+def school_policy_set(*, user: Any, school_id: Any, periods: dict[str, int | None]) -> PolicyView:
+    """Set the school's periods (each missing one is null: kept). Forbidden or NotFound as
+    `school_get_managed`. The same call again changes nothing."""
+    school = school_get_managed(user=user, school_id=school_id)
+    values = {name: periods.get(name) for name in PERIOD_FIELDS}
+    with transaction.atomic():
+        RetentionPolicy.objects.update_or_create(school=school, defaults={**values, "updated_by": user})
+    return school_policy_view(school)
+
+
+def classroom_policy_set(*, user: Any, classroom_id: Any, periods: dict[str, int | None]) -> PolicyView:
+    """Give the class its own periods, which replace its school's for its students (each
+    missing one is null: kept). Forbidden or NotFound as `classroom_get_managed`."""
+    classroom = classroom_get_managed(user=user, classroom_id=classroom_id)
+    values = {name: periods.get(name) for name in PERIOD_FIELDS}
+    with transaction.atomic():
+        RetentionPolicy.objects.update_or_create(classroom=classroom, defaults={**values, "updated_by": user})
+    return classroom_policy_view(classroom)
+
+
+def classroom_policy_clear(*, user: Any, classroom_id: Any) -> PolicyView:
+    """Remove the class's own policy: it follows its school's again. Idempotent."""
+    classroom = classroom_get_managed(user=user, classroom_id=classroom_id)
+    RetentionPolicy.objects.filter(classroom=classroom).delete()
+    return classroom_policy_view(classroom)
