@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-
 from retention.models import PERIOD_FIELDS, RetentionPolicy
 from retention.selectors import (
     PolicyView,
@@ -16,13 +14,17 @@ from retention.selectors import (
 )
 
 
+def _policy_save(*, user: Any, periods: dict[str, int | None], **owner: Any) -> None:
+    """Write the policy of `owner` (school= or classroom=): every period, a missing one null."""
+    values = {name: periods.get(name) for name in PERIOD_FIELDS}
+    RetentionPolicy.objects.update_or_create(**owner, defaults={**values, "updated_by": user})
+
+
 def school_policy_set(*, user: Any, school_id: Any, periods: dict[str, int | None]) -> PolicyView:
     """Set the school's periods (each missing one is null: kept). Forbidden or NotFound as
     `school_get_managed`. The same call again changes nothing."""
     school = school_get_managed(user=user, school_id=school_id)
-    values = {name: periods.get(name) for name in PERIOD_FIELDS}
-    with transaction.atomic():
-        RetentionPolicy.objects.update_or_create(school=school, defaults={**values, "updated_by": user})
+    _policy_save(user=user, periods=periods, school=school)
     return school_policy_view(school)
 
 
@@ -30,9 +32,7 @@ def classroom_policy_set(*, user: Any, classroom_id: Any, periods: dict[str, int
     """Give the class its own periods, which replace its school's for its students (each
     missing one is null: kept). Forbidden or NotFound as `classroom_get_managed`."""
     classroom = classroom_get_managed(user=user, classroom_id=classroom_id)
-    values = {name: periods.get(name) for name in PERIOD_FIELDS}
-    with transaction.atomic():
-        RetentionPolicy.objects.update_or_create(classroom=classroom, defaults={**values, "updated_by": user})
+    _policy_save(user=user, periods=periods, classroom=classroom)
     return classroom_policy_view(classroom)
 
 

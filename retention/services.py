@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import transaction
-from django.db.models import F, Max, Q, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -124,9 +124,9 @@ def student_plan(student: User, periods: Periods, *, now: datetime) -> StudentPl
             ended_at__lte=_days_ago(now, periods.transcript_days),
         ).exclude(pk__in=held_conversations)
         with_content = ended.filter(
-            Q(pk__in=Message.objects.values("conversation_id"))
-            | Q(pk__in=ConversationFile.objects.values("conversation_id"))
-            | Q(pk__in=ContextCheckpoint.objects.values("conversation_id"))
+            Exists(Message.objects.filter(conversation=OuterRef("pk")))
+            | Exists(ConversationFile.objects.filter(conversation=OuterRef("pk")))
+            | Exists(ContextCheckpoint.objects.filter(conversation=OuterRef("pk")))
         )
         plan.conversations = list(with_content.order_by("pk").values_list("pk", flat=True))
         plan.counts["conversations"] = len(plan.conversations)
@@ -176,6 +176,22 @@ def _memories_archive(memory_ids: list[int], now: datetime) -> None:
     )
 
 
+def _drop_newly_held(plan: StudentPlan) -> None:
+    """Leave out of the plan what a flag opened since it was made now cites (read again in the
+    applying transaction), and count what is left."""
+    conversations, memories = held_by_open_flags(plan.student_id)
+    if conversations.intersection(plan.conversations):
+        plan.conversations = [pk for pk in plan.conversations if pk not in conversations]
+        plan.counts["conversations"] = len(plan.conversations)
+        plan.counts["messages"] = Message.objects.filter(conversation_id__in=plan.conversations).count()
+        plan.counts["files"] = ConversationFile.objects.filter(conversation_id__in=plan.conversations).count()
+    if memories.intersection(plan.archive) or memories.intersection(plan.erase_memories):
+        plan.archive = [pk for pk in plan.archive if pk not in memories]
+        plan.erase_memories = [pk for pk in plan.erase_memories if pk not in memories]
+        plan.counts["memories_archived"] = len(plan.archive)
+        plan.counts["memories_erased"] = len(plan.erase_memories)
+
+
 def plan_apply(plan: StudentPlan, *, now: datetime, run: RetentionRun) -> None:
     """Apply one student's plan in one transaction; the stored files go after commit."""
     if plan.erase_student:
@@ -189,10 +205,20 @@ def plan_apply(plan: StudentPlan, *, now: datetime, run: RetentionRun) -> None:
         return
     with transaction.atomic():
         User.objects.select_for_update().filter(pk=plan.student_id).first()
+        _drop_newly_held(plan)
         names = _transcripts_erase(plan.conversations) if plan.conversations else []
         if plan.archive:
             _memories_archive(plan.archive, now)
         if plan.erase_memories:
+            # One made active again since (by the admin, say) leaves the index first.
+            _memories_archive(
+                list(
+                    AIMemory.objects.filter(pk__in=plan.erase_memories, status=AIMemory.Status.ACTIVE).values_list(
+                        "pk", flat=True
+                    )
+                ),
+                now,
+            )
             memories_delete(AIMemory.objects.filter(pk__in=plan.erase_memories), tally=Tally())
         if plan.flags:
             Flag.objects.filter(pk__in=plan.flags).delete()

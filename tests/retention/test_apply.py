@@ -27,6 +27,8 @@ from memory.services.records import memory_summary_store
 from privacy.models import Erasure
 from retention import tasks
 from retention.models import ArchivedMemory, RetentionPolicy, RetentionRun
+from retention.policies import Periods
+from retention.services import plan_apply, student_plan
 from safety.models import Flag, FlagAction
 from tests.conftest import client_for
 from tests.conversations.test_files import upload
@@ -323,3 +325,18 @@ def test_no_policy_keeps_everything(school):
     run()
     assert snapshot() == before
     assert set(latest_counts(school["school"], dry_run=False).values()) == {0}
+
+
+def test_a_flag_opened_between_the_plan_and_its_application_keeps_what_it_cites(school):
+    """A plan is applied as it was found, but for what a flag opened since cites: that is kept,
+    and the counts say so."""
+    alice = school["alice"]
+    first, second = ended_conversation(alice, 40), ended_conversation(alice, 40)
+    plan = student_plan(alice, Periods(transcript_days=30), now=timezone.now())
+    assert plan.conversations == [first, second]
+    flag = flag_on(first)
+    run_row = RetentionRun.objects.create(school=school["school"], started_at=timezone.now())
+    plan_apply(plan, now=timezone.now(), run=run_row)
+    assert (transcript(first), transcript(second)) == ((2, 0, 1), (0, 0, 0))
+    assert (plan.counts["conversations"], plan.counts["messages"]) == (1, 2)
+    assert Flag.objects.get(pk=flag.pk).message_id is not None
