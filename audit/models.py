@@ -68,7 +68,6 @@ class AccessEntry(models.Model):
         ADMIN = "admin", "admin"
         INSIGHTS = "insights", "question about a student or a class"
         EXPORT = "export", "export"
-        PAGE = "page", "web page"
 
     # The most record ids an entry keeps (a list page's ids: at most 100 in the API).
     IDS_MAX = 100

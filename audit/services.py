@@ -3,7 +3,9 @@ and the period's purge.
 
 `access_record` is called once per request (or per MCP tool call, admin page, question, export),
 after the rows were read and before the answer is sent, with every (student, record id) pair the
-answer holds: it writes one entry per student other than the reader, in one INSERT. A student
+answer holds: it writes one entry per student other than the reader, in one INSERT (one
+statement for one student; bulk_create's BEGIN and COMMIT around it for several, outside a
+transaction). A student
 reading their own records is never recorded. The chat turn never calls it: the tutor reading a
 student's memories for its prompt is the student's own conversation.
 """
@@ -42,10 +44,15 @@ def access_record(
     if not ids:
         return []
     now = timezone.now()
-    return AccessEntry.objects.bulk_create(
+    rows = [
         AccessEntry(actor_id=actor_id, student_id=student, at=now, kind=kind, record_ids=kept, surface=surface)
         for student, kept in ids.items()
-    )
+    ]
+    if len(rows) == 1:
+        # One statement: bulk_create would wrap its INSERT in a transaction of its own.
+        rows[0].save(force_insert=True)
+        return rows
+    return AccessEntry.objects.bulk_create(rows)
 
 
 def access_record_rows(

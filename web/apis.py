@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.services import Kind, Surface, access_record
 from web.roster import classroom_roster
 
 
@@ -56,4 +57,6 @@ class RosterApi(APIView):
         due and mastery per skill (the class's teachers, its school's administrators; any other
         class, or any for a student: 404)."""
         roster = classroom_roster(user=request.user, classroom_id=classroom_id)
+        reads = [(student.id, None) for student in roster.students]
+        access_record(actor=request.user, kind=Kind.SKILLS, surface=Surface.API, reads=reads)
         return Response(RosterOutput(roster).data)

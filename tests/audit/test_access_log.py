@@ -130,8 +130,8 @@ def test_a_list_records_each_student_of_its_page_in_one_insert(school, clients):
 
 
 def test_the_reads_of_every_kind_are_recorded(school, clients):
-    """Conversations, messages, files, the card, skills, reviews, quizzes, tasks and flags, read
-    by her teacher, each leave an entry of their kind."""
+    """Conversations, messages, files, the card, skills, reviews, quizzes, tasks, flags and the
+    class's roster, read by her teacher, each leave an entry of their kind."""
     alice, teacher = school["alice"], clients["teacher_a"]
     cid = start(clients["alice"])
     for url in (
@@ -147,11 +147,12 @@ def test_the_reads_of_every_kind_are_recorded(school, clients):
         f"/api/v1/tasks/?student={alice.pk}",
         f"/api/v1/safety/flags/?student={alice.pk}",
         f"/api/v1/classrooms/{school['class_a'].pk}/reviews/",
+        f"/api/v1/classrooms/{school['class_a'].pk}/roster/",
     ):
         assert teacher.get(url).status_code == 200, url
     kinds = [kind for _actor, kind, _surface, _ids in entries(alice)]
     # The lists that returned none of her rows (files, card changes, quizzes, tasks, flags) record nothing.
-    assert kinds == ["conversations", "conversations", "card", "skills", "reviews", "reviews"]
+    assert kinds == ["conversations", "conversations", "card", "skills", "reviews", "reviews", "skills"]
     assert entries(alice)[1] == (school["teacher_a"].pk, "conversations", "api", [cid])
 
 
