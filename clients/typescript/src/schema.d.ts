@@ -3999,10 +3999,9 @@ export interface components {
          *     * `admin` - admin
          *     * `insights` - question about a student or a class
          *     * `export` - export
-         *     * `page` - web page
          * @enum {string}
          */
-        SurfaceEnum: "api" | "mcp" | "admin" | "insights" | "export" | "page";
+        SurfaceEnum: "api" | "mcp" | "admin" | "insights" | "export";
         SyncOutput: {
             readonly id: number;
             /** @description The LMS course (its LtiContext's id). */
