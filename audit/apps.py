@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class AuditConfig(AppConfig):
-    """The access log: who read a student's records (audit.recording writes it, docs/privacy.md).
+    """The access log: who read a student's records (audit.services writes it, docs/privacy.md).
     It sits below accounts, so that every app (the admin of accounts included) can record."""
 
     name = "audit"

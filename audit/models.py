@@ -1,9 +1,9 @@
 """The access log: one row per student whose records someone else read, per request.
 
 Append-only. The manager refuses `update`, `delete` and `bulk_update`, and a row refuses `save`
-once stored and `delete`: what was read stays read. The one exception is the period's purge
-(`AccessEntryQuerySet.purge_before`, run daily by audit.tasks), and a student's erasure, which
-deletes their rows with them (the foreign key's cascade, not this manager).
+once stored and `delete`: what was read stays read. Two paths delete entries, through the base
+manager: the period's purge (`AccessEntryQuerySet.purge_before`, run daily by audit.tasks), and
+a student's erasure (privacy.services.student_erase), which deletes their entries with them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class AppendOnly(Exception):
 
 
 def _refuse(*args: Any, **kwargs: Any) -> NoReturn:
-    raise AppendOnly("The access log is append-only: entries leave it only through the period's purge.")
+    raise AppendOnly("The access log is append-only: entries leave it only by its period's purge or an erasure.")
 
 
 class AccessEntryQuerySet(models.QuerySet["AccessEntry"]):
@@ -37,7 +37,7 @@ class AccessEntryQuerySet(models.QuerySet["AccessEntry"]):
             ids = list(self.filter(at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[:batch])
             if not ids:
                 return purged
-            # The base manager's queryset: the one path that deletes.
+            # The base manager's queryset, which deletes (this one refuses).
             count, _ = AccessEntry._base_manager.filter(pk__in=ids).delete()
             purged += count
 

@@ -4,10 +4,9 @@ and the period's purge.
 `access_record` is called once per request (or per MCP tool call, admin page, question, export),
 after the rows were read and before the answer is sent, with every (student, record id) pair the
 answer holds: it writes one entry per student other than the reader, in one INSERT (one
-statement for one student; bulk_create's BEGIN and COMMIT around it for several, outside a
-transaction). A student
-reading their own records is never recorded. The chat turn never calls it: the tutor reading a
-student's memories for its prompt is the student's own conversation.
+statement for one student; for several, with bulk_create's BEGIN and COMMIT around it outside a
+transaction). A student reading their own records is never recorded. The chat turn never calls
+it: the tutor reading a student's memories for its prompt is the student's own conversation.
 """
 
 from __future__ import annotations
