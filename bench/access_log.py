@@ -93,7 +93,7 @@ def timed(client: Client, url: str, headers: dict[str, str]) -> tuple[float, int
     """One request: its milliseconds and queries."""
     with CaptureQueriesContext(connection) as queries:
         started = time.perf_counter()
-        resp = client.get(url, **headers)
+        resp = client.get(url, headers=headers)
         elapsed = (time.perf_counter() - started) * 1000
     if resp.status_code != 200:
         raise SystemExit(f"{url}: {resp.status_code} {resp.content[:300]!r}")
@@ -130,7 +130,7 @@ def main() -> None:
     try:
         teacher, students = seed(students=args.students, memories=args.memories)
         token, _ = Token.objects.get_or_create(user=teacher)
-        client, headers = Client(), {"HTTP_AUTHORIZATION": f"Token {token.key}", "HTTP_HOST": "localhost"}
+        client, headers = Client(), {"Authorization": f"Token {token.key}", "Host": "localhost"}
         urls = {page: url.format(student=students[0]) for page, url in PAGES.items()}
         times: dict[tuple[str, str], list[float]] = {(page, case): [] for page in urls for case in ("with", "without")}
         queries: dict[tuple[str, str], int] = {}
@@ -141,7 +141,7 @@ def main() -> None:
             order = ("with", "without") if round_ % 2 == 0 else ("without", "with")
             for page, url in urls.items():
                 for case in order:
-                    memory_apis.access_record_rows = recording if case == "with" else not_recording  # type: ignore[assignment]
+                    memory_apis.access_record_rows = recording if case == "with" else not_recording
                     elapsed, count = timed(client, url, headers)
                     times[page, case].append(elapsed)
                     queries[page, case] = count
