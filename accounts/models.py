@@ -55,7 +55,7 @@ class School(models.Model):
 
 
 class User(AbstractUser):
-    """A student, a teacher, a school administrator, or a staff account. Staff accounts and
+    """A student, a teacher, a school administrator, a guardian, or a staff account. Staff accounts and
     teachers with is_staff use the Django admin.
 
     `is_active` false is a deactivated person (the roster dropped them, or the provisioning API):
@@ -68,6 +68,8 @@ class User(AbstractUser):
         ADMINISTRATOR = "administrator", "School administrator"
         # The admin's operators (`createsuperuser`): no class, no student data through the API.
         STAFF = "staff", "Staff"
+        # OneRoster `guardian`/`parent`/`relative`: reads what a GuardianLink allows of a child.
+        GUARDIAN = "guardian", "Guardian"
 
     class Language(models.TextChoices):
         ENGLISH = "en", "English"
@@ -258,3 +260,24 @@ class SignInCode(models.Model):
 
     def __str__(self) -> str:
         return f"sign-in code of {self.student_id} in {self.classroom_id}"
+
+
+class GuardianLink(models.Model):
+    """A guardian's link to a child (a student): while it is active, the guardian reads what
+    docs/privacy.md#guardians allows of the child (accounts.selectors.students_guarded_by). An
+    ended link is kept, inactive, and gives nothing: removing it ends access at once."""
+
+    guardian = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="guardian_links")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="guardian_of")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    external_id = models.CharField(
+        max_length=255, unique=True, null=True, blank=True, help_text="The roster's id of the link, if it has one."
+    )
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["guardian", "student"], name="guardian_link_unique")]
+
+    def __str__(self) -> str:
+        return f"guardian {self.guardian_id} of {self.student_id}"

@@ -51,6 +51,7 @@ PROVISIONED_ROLES = [
     (User.Role.STUDENT.value, User.Role.STUDENT.label),
     (User.Role.TEACHER.value, User.Role.TEACHER.label),
     (User.Role.ADMINISTRATOR.value, User.Role.ADMINISTRATOR.label),
+    (User.Role.GUARDIAN.value, User.Role.GUARDIAN.label),
 ]
 ENROLLED_ROLES = PROVISIONED_ROLES[:2]
 ACTIVE_HELP = "true (default): active ones only; all: deactivated ones too (staff and administrators)."

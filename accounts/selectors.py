@@ -19,7 +19,7 @@ from typing import Any
 from django.db.models import Exists, Q, QuerySet
 from django.utils.translation import gettext as _
 
-from accounts.models import Classroom, Enrollment, RosterImport, School, User
+from accounts.models import Classroom, Enrollment, GuardianLink, RosterImport, School, User
 from core.errors import NotFound
 
 
@@ -107,6 +107,47 @@ def student_get_visible(*, user: Any, student_id: Any) -> User:
     except (TypeError, ValueError):
         raise NotFound(_("Student not found.")) from None
     student = students_visible_to(user).filter(pk=pk).first()
+    if student is None:
+        raise NotFound(_("Student not found."))
+    return student
+
+
+def is_guardian(user: Any) -> bool:
+    """A signed-in, active guardian (docs/privacy.md#guardians)."""
+    return bool(
+        user is not None
+        and getattr(user, "is_authenticated", False)
+        and user.is_active
+        and getattr(user, "role", None) == User.Role.GUARDIAN
+    )
+
+
+def students_guarded_by(user: Any) -> QuerySet[User]:
+    """The active students `user` is an active guardian of, through an active GuardianLink; no
+    one for anyone else. Never part of `students_visible_to`: a guardian reads only what
+    `students_readable_by` opens to them."""
+    students = User.objects.filter(role=User.Role.STUDENT, is_active=True)
+    if not is_guardian(user):
+        return students.none()
+    return students.filter(pk__in=GuardianLink.objects.filter(guardian=user, active=True).values("student"))
+
+
+def students_readable_by(user: Any) -> QuerySet[User]:
+    """The scope of the reads a guardian shares with teachers (a child's memories but teacher-only
+    notes, skills, quizzes, usage, the export): a guardian's children (`students_guarded_by`),
+    and for anyone else exactly `students_visible_to`, never wider."""
+    if is_guardian(user):
+        return students_guarded_by(user)
+    return students_visible_to(user)
+
+
+def student_get_readable(*, user: Any, student_id: Any) -> User:
+    """One student of `students_readable_by(user)`, or NotFound."""
+    try:
+        pk = int(student_id)
+    except (TypeError, ValueError):
+        raise NotFound(_("Student not found.")) from None
+    student = students_readable_by(user).filter(pk=pk).first()
     if student is None:
         raise NotFound(_("Student not found."))
     return student

@@ -20,7 +20,9 @@ from accounts.selectors import (
     classrooms_visible_to,
     enrollments_current,
     is_educator,
+    student_get_readable,
     student_get_visible,
+    students_readable_by,
     students_visible_to,
 )
 from core.errors import NotFound
@@ -33,8 +35,10 @@ from learning.review_cards import reviews_due_for_record
 
 
 def quizzes_visible_to(user: Any) -> QuerySet[Quiz]:
-    """The scoping primitive for quizzes: those of the students `user` may see."""
-    return Quiz.objects.filter(student__in=students_visible_to(user).values("pk"))
+    """The scoping primitive for quizzes: those of the students `user` may read
+    (accounts.selectors.students_readable_by: a guardian's children's too; only the student
+    answers one, learning.services)."""
+    return Quiz.objects.filter(student__in=students_readable_by(user).values("pk"))
 
 
 def quiz_list(*, user: Any, student_id: Any = None, conversation_id: int | None = None) -> QuerySet[Quiz]:
@@ -43,7 +47,7 @@ def quiz_list(*, user: Any, student_id: Any = None, conversation_id: int | None 
     endpoints answer), not an empty list."""
     qs = quizzes_visible_to(user)
     if student_id not in (None, ""):
-        qs = qs.filter(student=student_get_visible(user=user, student_id=student_id))
+        qs = qs.filter(student=student_get_readable(user=user, student_id=student_id))
     if conversation_id is not None:
         # Learning sits below conversations: their scoping primitive is reached through the
         # quiz's foreign key rather than imported.
@@ -106,8 +110,9 @@ def _skill_row(row: SkillMastery, *, now: datetime, params: BktParams, username:
 
 
 def student_skills(*, user: Any, student_id: int) -> list[SkillRow]:
-    """The skills of one student `user` may see (their teacher, or themself), by label."""
-    student = student_get_visible(user=user, student_id=student_id)
+    """The skills of one student `user` may read (their teacher, their guardian, or themself),
+    by label."""
+    student = student_get_readable(user=user, student_id=student_id)
     now, params = timezone.now(), BktParams.from_settings()
     rows = SkillMastery.objects.filter(student=student).order_by("skill_key")
     return [_skill_row(row, now=now, params=params, username=student.username) for row in rows]

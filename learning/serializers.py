@@ -86,8 +86,11 @@ class QuizOutput(QuizSummaryOutput):
     @extend_schema_field(QuestionOutput(many=True))
     def get_questions(self, quiz: Quiz) -> list[dict[str, Any]]:
         viewer = self.context.get("viewer")
-        # The student sees the expected answers once they have answered; their teacher always.
-        reveal = hasattr(quiz, "attempt") or (viewer is not None and viewer.pk != quiz.student_id)
+        # The student (and their guardian) sees the expected answers once they have answered;
+        # their teacher always.
+        reveal = hasattr(quiz, "attempt") or (
+            viewer is not None and viewer.pk != quiz.student_id and getattr(viewer, "role", None) != "guardian"
+        )
         return list(QuestionOutput(quiz.questions.all(), many=True, context={"reveal": reveal}).data)
 
     @extend_schema_field(AnswerOutput(many=True))

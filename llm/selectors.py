@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
-from accounts.selectors import student_get_visible, students_visible_to
+from accounts.selectors import student_get_readable, students_readable_by
 from llm.models import LLMUsage
 
 AMOUNTS = ("cost", "prompt_tokens", "completion_tokens", "calls")
@@ -26,15 +26,15 @@ def _add(into: dict[str, Any], amounts: dict[str, Any]) -> None:
 
 
 def usage_report(*, user: Any, since: date, until: date, student: int | None = None) -> dict[str, Any]:
-    """The spend of the students `user` may see (a teacher's classes, a student themself), or of
+    """The spend of the students `user` may see (a teacher's classes, a guardian's children, a student themself), or of
     the one named (NotFound if not visible), from `since` to `until` inclusive, UTC days: per
     student and per day (days without calls left out), per day for all, and in total. Every
     visible student is listed, those without calls with zeros. `questions`: the spend of the
     questions `user` asked as a teacher or staff member (metered to them, not to a student), per
     day and in total. Three queries."""
-    students = students_visible_to(user)
+    students = students_readable_by(user)
     if student is not None:
-        students = students.filter(pk=student_get_visible(user=user, student_id=student).pk)
+        students = students.filter(pk=student_get_readable(user=user, student_id=student).pk)
     people = {s["id"]: {**s, **_zero(), "days": []} for s in students.order_by("username").values("id", "username")}
     total = _zero()
     days: dict[date, dict[str, Any]] = {}

@@ -118,7 +118,7 @@ class MemoryDetailApi(MemoryWriteThrottled):
 
     @extend_schema(summary="Get a memory", responses=MemoryOutput)
     def get(self, request: Request, memory_id: int) -> Response:
-        memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+        memory = selectors.memory_get(user=request.user, memory_id=memory_id, read_only=True)
         access_record_rows(actor=request.user, kind=Kind.MEMORIES, surface=Surface.API, rows=[memory])
         return Response(MemoryOutput(memory, context={"request": request}).data)
 

@@ -10,7 +10,12 @@ from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 from django.utils.translation import gettext as _
 
-from accounts.selectors import is_educator, student_get_visible, students_visible_to
+from accounts.selectors import (
+    is_educator,
+    student_get_readable,
+    students_readable_by,
+    students_visible_to,
+)
 from core.errors import ApplicationError, NotFound
 from memory import budget
 from memory.models import AIMemory, AIMemoryQuerySet, MemoryEmbedding
@@ -31,18 +36,27 @@ def memories_visible_to(user: Any) -> AIMemoryQuerySet:
     return qs
 
 
+def memories_readable_by(user: Any) -> AIMemoryQuerySet:
+    """The memories `user` may read (not change): `memories_visible_to(user)`, and a guardian's
+    children's (accounts.selectors.students_readable_by) but teacher-only notes."""
+    qs = AIMemory.objects.filter(student__in=students_readable_by(user).values("pk"))
+    if not is_educator(user):
+        qs = qs.shown_to_student()
+    return qs
+
+
 def memory_list(
     *, user: Any, student_id: Any = None, kind: str | None = None, status: str = AIMemory.Status.ACTIVE
 ) -> QuerySet[AIMemory]:
     """Memories `user` may read, newest first: narrowed to one visible student if given, to a
     kind if given, and to a status (active, archived, or "all")."""
-    qs = memories_visible_to(user)
+    qs = memories_readable_by(user)
     if status != "all":
         qs = qs.filter(status=status)
     if kind:
         qs = qs.filter(kind=kind)
     if student_id not in (None, ""):
-        student = student_get_visible(user=user, student_id=student_id)
+        student = student_get_readable(user=user, student_id=student_id)
         qs = qs.filter(student=student)
     return with_relations(qs).order_by("-created_at", "-id")
 
@@ -54,12 +68,14 @@ def with_relations(qs: AIMemoryQuerySet) -> AIMemoryQuerySet:
     )
 
 
-def memory_get(*, user: Any, memory_id: Any) -> AIMemory:
+def memory_get(*, user: Any, memory_id: Any, read_only: bool = False) -> AIMemory:
+    """One memory of `memories_visible_to(user)` (with `read_only`, of `memories_readable_by`,
+    for a read that changes nothing), or NotFound."""
     try:
         pk = int(memory_id)
     except (TypeError, ValueError):
         raise NotFound(_("Memory not found.")) from None
-    memory = memories_visible_to(user).filter(pk=pk).first()
+    memory = (memories_readable_by(user) if read_only else memories_visible_to(user)).filter(pk=pk).first()
     if memory is None:
         raise NotFound(_("Memory not found."))
     return memory
@@ -124,17 +140,17 @@ def memory_search(*, user: Any, student_id: Any, query: str, kind: str | None = 
     """A student's active memories most relevant to `query`, best first (hybrid recall), of one
     kind if given; a student does not find the teacher-only notes.
 
-    A student searches their own memories (`student_id` may be omitted); a teacher must name a
-    student of one of their classes. Anyone else's student is a 404, through the scoping
+    A student searches their own memories (`student_id` may be omitted); a teacher (or a guardian) must
+    name a student of one of their classes (or a child of theirs). Anyone else's student is a 404, through the scoping
     primitive, before anything is searched.
     """
     if student_id in (None, ""):
         if getattr(user, "role", None) != "student":
             raise ApplicationError(_("Give the student whose memories to search (?student=<id>)."))
         student_id = user.pk
-    student = student_get_visible(user=user, student_id=student_id)
+    student = student_get_readable(user=user, student_id=student_id)
     result = recall.recall(student_id=student.pk, query=query, limit=SEARCH_LIMIT, language=student.language)
-    by_id = memories_visible_to(user).active().filter(student=student, pk__in=result.ids)
+    by_id = memories_readable_by(user).active().filter(student=student, pk__in=result.ids)
     if kind:
         by_id = by_id.filter(kind=kind)
     by_id = with_relations(by_id)

@@ -1,15 +1,17 @@
 """A student's export: who may ask for it, and the document, written as it is read.
 
 `export_student_get` is the access rule: the student's teacher (through the scoping primitive,
-accounts.selectors.student_get_visible), the student themself, or a staff account with the
-export permission (any student, deactivated ones included: accounts.selectors.
-students_administered_by).
+accounts.selectors.student_get_visible), the student themself, their guardian
+(accounts.selectors.student_get_readable), or a staff account with the export permission (any
+student, deactivated ones included: accounts.selectors.students_administered_by).
 
 `student_export` yields the `tutor-export/1` document (docs/privacy.md) in pieces: every table
 is read with `.iterator(chunk_size=...)` and each chunk of rows is serialised and written with
 json.dumps, so memory stays bounded by one chunk whatever the student's history. A student's
 own export leaves out teacher-only notes, and every id that would point at one, and the safety
-flags about them (a student never sees a flag), which the teacher's and staff's include.
+flags about them (a student never sees a flag), which the teacher's and staff's include. A
+guardian's copy is the student's own without the child's words: no message, checkpoint or
+question (docs/privacy.md#guardians).
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from rest_framework import serializers
 from rest_framework.utils.encoders import JSONEncoder
 
 from accounts.models import User
-from accounts.selectors import is_staff_account, student_get_administered, student_get_visible
+from accounts.selectors import (
+    is_guardian,
+    is_staff_account,
+    student_get_administered,
+    student_get_readable,
+    student_get_visible,
+)
 from accounts.serializers import ExportStudent
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from conversations.serializers import (
@@ -57,9 +65,12 @@ def export_student_get(*, user: Any, student_id: Any) -> tuple[User, bool]:
 
     A staff account holding privacy.export_student exports any student
     (accounts.selectors.student_get_administered); anyone else, a teacher with admin access and
-    the permission included, exports the students the scoping primitive shows them."""
+    the permission included, exports the students the scoping primitive shows them. A guardian
+    exports their children, without teacher-only notes."""
     if is_staff_account(user) and user.has_perm(EXPORT_PERMISSION):
         return student_get_administered(user=user, student_id=student_id), True
+    if is_guardian(user):
+        return student_get_readable(user=user, student_id=student_id), False
     student = student_get_visible(user=user, student_id=student_id)
     return student, student.pk != user.pk
 
@@ -95,15 +106,20 @@ def _rows(qs: QuerySet[Any]) -> Iterator[Any]:
     return qs.iterator(chunk_size=CHUNK_SIZE)
 
 
-def _conversations(student: User) -> Iterator[str]:
+def _conversations(student: User, *, transcripts: bool) -> Iterator[str]:
+    """The conversations, each with its messages, files and checkpoints; without `transcripts`,
+    no message and no checkpoint (a guardian's copy)."""
     for index, conversation in enumerate(
         _rows(Conversation.objects.filter(student=student).order_by("created_at", "id"))
     ):
         head = _dumps(ExportConversationHead(conversation).data)
         yield ("," if index else "") + head[:-1] + ',"messages":['
-        yield from _array(_rows(Message.objects.filter(conversation=conversation).order_by("seq")), MessageOutput, {})
-        files = ConversationFile.objects.filter(conversation=conversation).order_by("created_at", "id")
+        messages = Message.objects.filter(conversation=conversation).order_by("seq")
         checkpoints = ContextCheckpoint.objects.filter(conversation=conversation).order_by("covers_through_seq")
+        if not transcripts:
+            messages, checkpoints = messages.none(), checkpoints.none()
+        yield from _array(_rows(messages), MessageOutput, {})
+        files = ConversationFile.objects.filter(conversation=conversation).order_by("created_at", "id")
         yield (
             '],"files":'
             + _dumps(ExportFile(files, many=True).data)
@@ -163,11 +179,13 @@ def _flags(student: User) -> QuerySet[Flag]:
     )
 
 
-def _asks(student: User, include_teacher_only: bool) -> QuerySet[AskLog]:
+def _asks(student: User, include_teacher_only: bool, transcripts: bool) -> QuerySet[AskLog]:
     """The questions asked about the student, with the memories each one's prompt showed: all of
     them in a teacher's or staff's export, the student's own questions in theirs (a teacher's
-    answer may cite a teacher-only note)."""
+    answer may cite a teacher-only note), none in a guardian's (without `transcripts`)."""
     asks = AskLog.objects.filter(student=student)
+    if not transcripts:
+        asks = asks.none()
     if not include_teacher_only:
         asks = asks.filter(asker=student)
     accesses = Prefetch("memory_accesses", queryset=AskMemory.objects.order_by("rank"))
@@ -184,6 +202,8 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
     reviews = SupersessionReview.objects.filter(student=student)
     accesses = ReplyMemory.objects.filter(message__conversation__student=student)
     card_changes = CardChange.objects.filter(student=student)
+    # A guardian's copy holds none of the child's words to the tutor (docs/privacy.md#guardians).
+    transcripts = not is_guardian(viewer)
     hidden: set[int] = set()
     if not include_teacher_only:
         hidden = set(memories.filter(visibility=AIMemory.Visibility.TEACHER_ONLY).values_list("pk", flat=True))
@@ -201,7 +221,7 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
             f'{{"format":{_dumps(EXPORT_FORMAT)},"exported_at":{_dumps(exported_at)},'
             f'"student":{_dumps(ExportStudent(student).data)},"conversations":['
         )
-        yield from _conversations(student)
+        yield from _conversations(student, transcripts=transcripts)
         yield '],"memories":['
         yield from _array(_rows(memories.order_by("created_at", "id")), ExportMemory, _memory_context(student, hidden))
         yield '],"supersession_reviews":['
@@ -220,7 +240,7 @@ def student_export(*, student: User, viewer: Any, include_teacher_only: bool) ->
             yield '],"safety_flags":['
             yield from _array(_rows(_flags(student)), ExportFlag, {})
         yield '],"asks":['
-        yield from _array(_rows(_asks(student, include_teacher_only)), ExportAsk, {})
+        yield from _array(_rows(_asks(student, include_teacher_only, transcripts)), ExportAsk, {})
         yield '],"access_log":['
         yield from _array(_rows(access_log_of(student).order_by("at", "id")), AccessEntryOutput, {})
         yield "]}"

@@ -3,6 +3,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path, registe
 
 from accounts import apis as accounts
 from accounts import code_apis as sign_in_codes
+from accounts import guardian_apis as guardians
 from accounts import provisioning_apis as provisioning
 from accounts import roster_apis as roster
 from accounts.admin_login import AdminLoginForm, admin_login
@@ -140,6 +141,12 @@ api_urls: list[URLPattern | URLResolver] = [
     path("students/<id:student_id>/export/", privacy.StudentExportApi.as_view(), name="student-export"),
     path("students/<id:student_id>/erase/", privacy.StudentEraseApi.as_view(), name="student-erase"),
     path("students/<id:student_id>/consent/", privacy.StudentConsentApi.as_view(), name="student-consent"),
+    path("students/<id:student_id>/guardians/", guardians.StudentGuardiansApi.as_view(), name="student-guardians"),
+    path(
+        "students/<id:student_id>/guardians/<id:user_id>/",
+        guardians.StudentGuardianDetailApi.as_view(),
+        name="student-guardian",
+    ),
     path("students/<id:student_id>/access-log/", privacy.StudentAccessLogApi.as_view(), name="student-access-log"),
     path("schools/<id:school_id>/retention/", retention.SchoolRetentionApi.as_view(), name="school-retention"),
     path(

@@ -260,6 +260,10 @@ def _claim_statement(
         pk = int(conversation_id)
     except (TypeError, ValueError):
         return None
+    if getattr(user, "role", None) != User.Role.STUDENT or not user.is_authenticated:
+        # Only a student owns a conversation: anyone else's refusal is the transaction's to say
+        # (a scope with no student compiles to no SQL at all).
+        return None
     if not isinstance(costs.budget_may_apply(student_id=user.pk), Exists):
         return None  # a budget setting covers every student: the transaction checks it
     now = timezone.now()
@@ -274,11 +278,8 @@ def _claim_statement(
         _CLAIM_CLIENT_ID: client_message_id,
         _CLAIM_CONTENT: content,
     }
-    if getattr(user, "role", None) == User.Role.STUDENT and user.is_authenticated:
-        statement, spec = _claim_compiled()
-        params = [slots[p] if isinstance(p, _Slot) else p for p in spec]
-    else:
-        statement, params = _claim_compile(user=user, pk=pk, slots=slots)
+    statement, spec = _claim_compiled()
+    params = [slots[p] if isinstance(p, _Slot) else p for p in spec]
     fields = Conversation._meta.concrete_fields
     try:
         # A savepoint only inside a caller's transaction (tests): alone, the statement is atomic.

@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from accounts.models import Classroom, Enrollment, RosterImport, SignInCode, TeacherEnrollment, User
+from accounts.models import (
+    Classroom,
+    Enrollment,
+    GuardianLink,
+    RosterImport,
+    SignInCode,
+    TeacherEnrollment,
+    User,
+)
 from conversations.models import Conversation, ConversationFile, Message
 from conversations.services import conversation_create
 from insights.models import AskLog
@@ -88,6 +96,7 @@ def student_rows(people: dict[str, Any], owner: str) -> dict[str, int]:
         "quiz": quiz.pk,
         "task": task.pk,
         "classroom": people[class_key].pk,
+        "guardian": people[f"guardian_{owner}"].pk,
     }
 
 
@@ -98,7 +107,27 @@ def matrix_rows(module_rows: ModuleRows) -> tuple[dict[str, Any], dict[str, dict
     whatever a case changes is rolled back after it (tests/conftest.py, `module_rows`)."""
     with module_rows.build():
         people = build_schools(build_school())
+        people.update(build_guardians(people))
         return people, {owner: student_rows(people, owner) for owner in OWNERS}
+
+
+def build_guardians(people: dict[str, Any]) -> dict[str, User]:
+    """A guardian of alice, of carol (alice's school), of dave (the other school), one linked to
+    no one, and one whose link to alice has ended."""
+    guardians: dict[str, User] = {}
+    for name, child, active in [
+        ("guardian_alice", "alice", True),
+        ("guardian_carol", "carol", True),
+        ("guardian_dave", "dave", True),
+        ("guardian_none", None, True),
+        ("guardian_ended", "alice", False),
+    ]:
+        school = people[child].school if child else people["school"]
+        guardian = make_user(name, User.Role.GUARDIAN, school=school)
+        if child:
+            GuardianLink.objects.create(guardian=guardian, student=people[child], active=active)
+        guardians[name] = guardian
+    return guardians
 
 
 @pytest.fixture
@@ -191,6 +220,10 @@ DETAIL_ENDPOINTS = [
     ("post", "/api/v1/students/{student}/erase/", {"confirm": "{student}", "reason": "Erased by someone else"}),
     ("get", "/api/v1/students/{student}/consent/", None),
     ("put", "/api/v1/students/{student}/consent/", {"memory_consent": False, "reason": "Set by someone else"}),
+    # guardians: linked and unlinked by the school's administrators and staff (a teacher: 403)
+    ("get", "/api/v1/students/{student}/guardians/", None),
+    ("post", "/api/v1/students/{student}/guardians/", {"guardian": "{guardian}"}),
+    ("delete", "/api/v1/students/{student}/guardians/{guardian}/", None),
     # the access log: the school's administrators' and staff's (a teacher of the class: 403)
     ("get", "/api/v1/students/{student}/access-log/", None),
     # safety: a flag is its student's teachers' and staff's; students never see one (the list
@@ -233,6 +266,11 @@ INTRUDERS: list[tuple[str, str, Callable[[dict[str, Any]], None] | None]] = [
     ("dave", "admin_a", None),  # the administrator of school A, on school B's student
     ("dave", "teacher_a", None),  # a teacher of school A
     ("dave", "alice", None),  # a student of school A
+    ("alice", "guardian_carol", None),  # a guardian of another child of her school
+    ("alice", "guardian_dave", None),  # a guardian of the other school's student
+    ("alice", "guardian_none", None),  # a guardian linked to no one
+    ("alice", "guardian_ended", None),  # her guardian, once the link has ended
+    ("dave", "guardian_alice", None),  # a guardian of school A, on school B's student
 ]
 
 
@@ -291,13 +329,16 @@ def test_intruders_get_404(schools, matrix_rows, case, method, url, body):
             ConsentChange.objects.count(),
             list(User.objects.filter(memory_consent=False).values_list("pk", flat=True)),
             list(RetentionPolicy.objects.order_by("pk").values_list("pk", "transcript_days")),
+            list(GuardianLink.objects.order_by("pk").values_list("pk", "active")),
         )
 
     before = state(), learning_state()
     resp = getattr(client_for(schools[intruder]), method)(target, payload, format="json")
     student = schools[intruder].role == User.Role.STUDENT
-    if student and method == "post" and url in ("/api/v1/memories/", "/api/v1/tasks/"):
-        # A student may not write teacher notes or assign tasks at all: 403 before any lookup.
+    not_educator = student or schools[intruder].role == User.Role.GUARDIAN
+    if not_educator and method == "post" and url in ("/api/v1/memories/", "/api/v1/tasks/"):
+        # A student or a guardian may not write teacher notes or assign tasks at all: 403 before
+        # any lookup.
         assert resp.status_code == 403, resp.content
     elif student and url.startswith("/api/v1/safety/flags/?"):
         # Students never see flags: the list is refused before any filter is read.
@@ -377,6 +418,10 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     # Consent to memory is the school's administrator's (ADMINISTRATOR_ANSWERS), not a teacher's.
     ("get", "/api/v1/students/{student}/consent/"): 403,
     ("put", "/api/v1/students/{student}/consent/"): 403,
+    # Her guardians are linked by her school's administrators (ADMINISTRATOR_ANSWERS) and staff.
+    ("get", "/api/v1/students/{student}/guardians/"): 403,
+    ("post", "/api/v1/students/{student}/guardians/"): 403,
+    ("delete", "/api/v1/students/{student}/guardians/{guardian}/"): 403,
     # Who read her records: her school's administrator's (ADMINISTRATOR_ANSWERS), not her teachers'.
     ("get", "/api/v1/students/{student}/access-log/"): 403,
     ("get", "/api/v1/safety/flags/{flag}/"): 200,
@@ -398,6 +443,9 @@ ADMINISTRATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("get", "/api/v1/students/{student}/consent/"): 200,
     ("put", "/api/v1/students/{student}/consent/"): 200,
     ("get", "/api/v1/students/{student}/access-log/"): 200,
+    ("get", "/api/v1/students/{student}/guardians/"): 200,
+    ("post", "/api/v1/students/{student}/guardians/"): 200,  # guardian_alice is linked already
+    ("delete", "/api/v1/students/{student}/guardians/{guardian}/"): 204,
     ("get", "/api/v1/classrooms/{classroom}/retention/"): 200,
     ("put", "/api/v1/classrooms/{classroom}/retention/"): 200,
     ("delete", "/api/v1/classrooms/{classroom}/retention/"): 200,
@@ -424,6 +472,43 @@ def test_every_educator_of_the_student_gets_the_teachers_answer(schools, matrix_
 def test_every_endpoint_has_the_teachers_answer():
     """EDUCATOR_ANSWERS names each endpoint of DETAIL_ENDPOINTS once."""
     assert sorted(EDUCATOR_ANSWERS) == sorted((method, url) for method, url, _ in DETAIL_ENDPOINTS)
+
+
+# What alice's guardian gets (docs/privacy.md#guardians): her memories but teacher-only notes,
+# her learning record (skills, quizzes), her usage and her export; 404 on everything else, her
+# conversations' messages and her safety flags included, as for a stranger.
+GUARDIAN_READS: dict[tuple[str, str], int] = {
+    ("get", "/api/v1/memories/{memory}/"): 200,
+    ("get", "/api/v1/memories/?student={student}"): 200,
+    ("get", "/api/v1/usage/?student={student}"): 200,
+    ("get", "/api/v1/quizzes/{quiz}/"): 200,
+    ("get", "/api/v1/quizzes/?student={student}"): 200,
+    ("get", "/api/v1/students/{student}/skills/"): 200,
+    ("get", "/api/v1/students/{student}/export/"): 200,
+    # Only a teacher writes a teacher note or sets a task: refused up front, as for a student.
+    ("post", "/api/v1/memories/"): 403,
+    ("post", "/api/v1/tasks/"): 403,
+    # She answers her quiz, not her guardian.
+    ("post", "/api/v1/quizzes/{quiz}/answers/"): 403,
+}
+GUARDIAN_ANSWERS: dict[tuple[str, str], int] = {
+    **{(method, url): 404 for method, url, _ in DETAIL_ENDPOINTS},
+    **GUARDIAN_READS,
+}
+
+
+@pytest.mark.parametrize(("method", "url", "body"), DETAIL_ENDPOINTS)
+def test_her_guardian_gets_the_guardians_answer(schools, matrix_rows, method, url, body):
+    """alice's guardian reads what GUARDIAN_ANSWERS says of her rows and changes nothing; every
+    other endpoint is a 404 (or a 403 up front), as for a stranger."""
+    rows = matrix_rows[1]["alice"]
+    payload = None
+    if body is not None:
+        payload = {k: (v.format(**rows) if isinstance(v, str) else v) for k, v in body.items()}
+    before = learning_state(), AIMemory.objects.count(), Task.objects.count()
+    resp = getattr(client_for(schools["guardian_alice"]), method)(url.format(**rows), payload, format="json")
+    assert resp.status_code == GUARDIAN_ANSWERS[(method, url)], resp.content
+    assert (learning_state(), AIMemory.objects.count(), Task.objects.count()) == before
 
 
 # Endpoints that name no one's row: each user gets only their own (tests below and in tests/tutor).
@@ -494,7 +579,9 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{student_id}", "{student}").replace("{quiz_id}", "{quiz}")
             template = template.replace("{task_id}", "{task}").replace("{classroom_id}", "{classroom}")
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
-            template = template.replace("{flag_id}", "{flag}")
+            template = template.replace("{flag_id}", "{flag}").replace(
+                "/guardians/{user_id}/", "/guardians/{guardian}/"
+            )
             template = template.replace("{change_id}", "{change}").replace("{import_id}", "{roster_import}")
             named = (
                 PROVISIONING_ENDPOINTS

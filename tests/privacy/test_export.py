@@ -12,10 +12,12 @@ from django.test import AsyncClient
 from openapi_core.contrib.django import DjangoOpenAPIResponse
 from rest_framework.authtoken.models import Token
 
+from accounts.models import GuardianLink, User
+from audit.models import AccessEntry
 from memory.models import AIMemory
 from privacy import export
 from tests import schema
-from tests.conftest import client_for
+from tests.conftest import client_for, make_user
 
 TOP_KEYS = {
     "format",
@@ -168,6 +170,23 @@ def test_the_student_exports_their_own_without_teacher_only_notes(rich):
     assert all(r["memory"] != rich.teacher_only for r in doc["reply_memories"])
     # The card as the student's API shows it: the changes applied, not the proposal waiting.
     assert [c["status"] for c in doc["card_changes"]] == ["applied"]
+
+
+def test_the_guardians_export_holds_no_words_of_the_child_nor_flags(rich, school):
+    """The guardian's export is the student's own copy without her messages, checkpoints and
+    questions: no teacher-only note, no safety flag, none of the words she typed."""
+    guardian = make_user("guardian_rich", User.Role.GUARDIAN, school=rich.student.school)
+    GuardianLink.objects.create(guardian=guardian, student=rich.student)
+    _resp, doc = exported(client_for(guardian), rich.student.pk)
+    assert "safety_flags" not in doc
+    assert [c["id"] for c in doc["conversations"]] == [rich.conversation]
+    assert all(c["messages"] == [] and c["checkpoints"] == [] for c in doc["conversations"])
+    assert doc["asks"] == []
+    text = str(doc)
+    assert "My secret word is" not in text and rich.withheld not in text
+    ids = {m["id"] for m in doc["memories"]}
+    assert rich.teacher_only not in ids and rich.note in ids
+    assert AccessEntry.objects.filter(student=rich.student, actor=guardian, surface="export").count() == 1
 
 
 def test_a_student_does_not_see_expected_answers_of_an_open_quiz(clients, school, llm):
