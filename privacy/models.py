@@ -32,6 +32,7 @@ class Erasure(models.Model):
         API = "api", "API"
         COMMAND = "command", "manage.py erase_student"
         RETENTION = "retention", "Retention policy (a deactivated student)"
+        GUARDIAN_REQUEST = "guardian_request", "A guardian's request, approved by the school"
 
     reference = models.CharField(max_length=32, unique=True, default=erasure_reference, editable=False)
     erased_at = models.DateTimeField()
@@ -80,3 +81,46 @@ class ConsentChange(models.Model):
 
     def __str__(self) -> str:
         return f"memory consent of {self.student_id} {'on' if self.memory_consent else 'off'} at {self.changed_at}"
+
+
+class ErasureRequest(models.Model):
+    """A guardian's request that their child's data be erased (docs/privacy.md#guardians), and
+    the school's decision: approved (the erasure it ran, `erasure`) or refused (with its reason).
+
+    The row outlives the child: an approved request's `student` is emptied by the erasure, and
+    the request keeps who filed it, when, the decision, who made it and why. `school` (the
+    child's, when filed) says which administrators decide it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved: erased"
+        REFUSED = "refused", "Refused"
+
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    school = models.ForeignKey("accounts.School", on_delete=models.PROTECT, related_name="+")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="erasure_requests"
+    )
+    requested_at = models.DateTimeField()
+    # Free text by the guardian, kept as given.
+    reason = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True)
+    erasure = models.OneToOneField(Erasure, null=True, blank=True, on_delete=models.PROTECT, related_name="request")
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["student"], condition=Q(status="pending"), name="erasure_request_one_pending"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"erasure request {self.pk} ({self.status})"

@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 from lti_tool.models import LtiUser
 from rest_framework.authtoken.models import Token
 
-from accounts.models import Enrollment, User
+from accounts.models import Enrollment, GuardianLink, User
 from accounts.selectors import student_get_administered
 from audit.models import AccessEntry
 from conversations.files import file_storage
@@ -260,6 +260,7 @@ def student_erase(*, student_id: int, confirm: object, reason: str, erased_by: U
 
         # The account: classes, tokens, sessions, the admin's log about it all, the user row.
         tally.delete(Enrollment.objects.filter(student=student))
+        tally.delete(GuardianLink.objects.filter(student=student))
         tally.delete(Token.objects.filter(user=student))
         tally.delete(Session.objects.filter(session_key__in=_sessions_of(student.pk)))
         # The LMS's copy of them (django-lti's LTI users: names, email; their course memberships cascade).

@@ -24,6 +24,7 @@ from memory import apis as memory
 from memory import card_apis as card
 from memory.language import user_language_change
 from privacy import apis as privacy
+from privacy import erasure_request_apis as erasure_requests
 from retention import apis as retention
 from sso import apis as sso
 from web import apis as web_apis
@@ -146,6 +147,22 @@ api_urls: list[URLPattern | URLResolver] = [
         "students/<id:student_id>/guardians/<id:user_id>/",
         guardians.StudentGuardianDetailApi.as_view(),
         name="student-guardian",
+    ),
+    path(
+        "students/<id:student_id>/erasure-requests/",
+        erasure_requests.StudentErasureRequestApi.as_view(),
+        name="student-erasure-requests",
+    ),
+    path("erasure-requests/", erasure_requests.ErasureRequestListApi.as_view(), name="erasure-request-list"),
+    path(
+        "erasure-requests/<id:request_id>/approve/",
+        erasure_requests.ErasureRequestApproveApi.as_view(),
+        name="erasure-request-approve",
+    ),
+    path(
+        "erasure-requests/<id:request_id>/refuse/",
+        erasure_requests.ErasureRequestRefuseApi.as_view(),
+        name="erasure-request-refuse",
     ),
     path("students/<id:student_id>/access-log/", privacy.StudentAccessLogApi.as_view(), name="student-access-log"),
     path("schools/<id:school_id>/retention/", retention.SchoolRetentionApi.as_view(), name="school-retention"),

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from accounts.models import (
     Classroom,
@@ -32,7 +33,7 @@ from lti.models import RosterSync
 from memory.card import card_propose
 from memory.models import AIMemory, CardChange, StudentCard, SupersessionReview
 from memory.services.notes import teacher_note_create
-from privacy.models import ConsentChange
+from privacy.models import ConsentChange, ErasureRequest
 from retention.models import RetentionPolicy
 from safety.models import Flag, FlagAction
 from tests.conftest import ModuleRows, build_school, build_schools, client_for, make_user
@@ -83,7 +84,15 @@ def student_rows(people: dict[str, Any], owner: str) -> dict[str, int]:
     # An import by the student's school administrator: no one else's business.
     administrator = make_user(f"admin_{owner}", User.Role.ADMINISTRATOR, school=student.school)
     roster_import = RosterImport.objects.create(created_by=administrator, school=student.school, file="roster/a.zip")
+    erasure_request = ErasureRequest.objects.create(
+        student=student,
+        school=student.school,
+        requested_by=people[f"guardian_{owner}"],
+        requested_at=timezone.now(),
+        reason="Moving abroad",
+    )
     return {
+        "erasure_request": erasure_request.pk,
         "roster_import": roster_import.pk,
         "change": change.pk,
         "flag": flag.pk,
@@ -226,6 +235,10 @@ DETAIL_ENDPOINTS = [
     ("delete", "/api/v1/students/{student}/guardians/{guardian}/", None),
     # the access log: the school's administrators' and staff's (a teacher of the class: 403)
     ("get", "/api/v1/students/{student}/access-log/", None),
+    # erasure requests: filed by a guardian, decided by the school's administrators and staff
+    ("post", "/api/v1/students/{student}/erasure-requests/", {"reason": "Filed by someone else"}),
+    ("post", "/api/v1/erasure-requests/{erasure_request}/approve/", None),
+    ("post", "/api/v1/erasure-requests/{erasure_request}/refuse/", {"reason": "Refused by someone else"}),
     # safety: a flag is its student's teachers' and staff's; students never see one (the list
     # is a 403 to them, their own flags included: tests/safety/test_flags_api.py).
     ("get", "/api/v1/safety/flags/{flag}/", None),
@@ -330,6 +343,7 @@ def test_intruders_get_404(schools, matrix_rows, case, method, url, body):
             list(User.objects.filter(memory_consent=False).values_list("pk", flat=True)),
             list(RetentionPolicy.objects.order_by("pk").values_list("pk", "transcript_days")),
             list(GuardianLink.objects.order_by("pk").values_list("pk", "active")),
+            list(ErasureRequest.objects.order_by("pk").values_list("pk", "status", "student")),
         )
 
     before = state(), learning_state()
@@ -424,6 +438,10 @@ EDUCATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("delete", "/api/v1/students/{student}/guardians/{guardian}/"): 403,
     # Who read her records: her school's administrator's (ADMINISTRATOR_ANSWERS), not her teachers'.
     ("get", "/api/v1/students/{student}/access-log/"): 403,
+    # Only her guardian files an erasure request; her school's administrators decide it.
+    ("post", "/api/v1/students/{student}/erasure-requests/"): 403,
+    ("post", "/api/v1/erasure-requests/{erasure_request}/approve/"): 404,
+    ("post", "/api/v1/erasure-requests/{erasure_request}/refuse/"): 404,
     ("get", "/api/v1/safety/flags/{flag}/"): 200,
     ("get", "/api/v1/safety/flags/?student={student}"): 200,
     ("post", "/api/v1/safety/flags/{flag}/acknowledge/"): 200,
@@ -446,6 +464,8 @@ ADMINISTRATOR_ANSWERS: dict[tuple[str, str], int] = {
     ("get", "/api/v1/students/{student}/guardians/"): 200,
     ("post", "/api/v1/students/{student}/guardians/"): 200,  # guardian_alice is linked already
     ("delete", "/api/v1/students/{student}/guardians/{guardian}/"): 204,
+    ("post", "/api/v1/erasure-requests/{erasure_request}/approve/"): 200,  # she is erased
+    ("post", "/api/v1/erasure-requests/{erasure_request}/refuse/"): 200,
     ("get", "/api/v1/classrooms/{classroom}/retention/"): 200,
     ("put", "/api/v1/classrooms/{classroom}/retention/"): 200,
     ("delete", "/api/v1/classrooms/{classroom}/retention/"): 200,
@@ -490,6 +510,11 @@ GUARDIAN_READS: dict[tuple[str, str], int] = {
     ("post", "/api/v1/tasks/"): 403,
     # She answers her quiz, not her guardian.
     ("post", "/api/v1/quizzes/{quiz}/answers/"): 403,
+    # Her guardian's request is waiting already (tests/privacy/test_erasure_requests.py files
+    # one); the school decides it, not the guardian.
+    ("post", "/api/v1/students/{student}/erasure-requests/"): 409,
+    ("post", "/api/v1/erasure-requests/{erasure_request}/approve/"): 403,
+    ("post", "/api/v1/erasure-requests/{erasure_request}/refuse/"): 403,
 }
 GUARDIAN_ANSWERS: dict[tuple[str, str], int] = {
     **{(method, url): 404 for method, url, _ in DETAIL_ENDPOINTS},
@@ -525,6 +550,7 @@ OWN_ENDPOINTS = {
     "/api/v1/auth/oidc/token/",  # an app's one-time code for its own token (tests/sso/test_app_sign_in.py)
     "/api/v1/identity-providers/",  # the requester's schools' providers (tests/sso/test_api.py)
     "/api/v1/me/",
+    "/api/v1/erasure-requests/",  # a guardian's own, a school administrator's schools'
     "/api/v1/students/",
     "/api/v1/classrooms/",
     "/api/v1/conversations/",
@@ -579,9 +605,8 @@ def test_every_endpoint_is_in_the_matrix():
             template = template.replace("{student_id}", "{student}").replace("{quiz_id}", "{quiz}")
             template = template.replace("{task_id}", "{task}").replace("{classroom_id}", "{classroom}")
             template = template.replace("{review_id}", "{review}").replace("{message_id}", "{message}")
-            template = template.replace("{flag_id}", "{flag}").replace(
-                "/guardians/{user_id}/", "/guardians/{guardian}/"
-            )
+            template = template.replace("{flag_id}", "{flag}").replace("{request_id}", "{erasure_request}")
+            template = template.replace("/guardians/{user_id}/", "/guardians/{guardian}/")
             template = template.replace("{change_id}", "{change}").replace("{import_id}", "{roster_import}")
             named = (
                 PROVISIONING_ENDPOINTS
