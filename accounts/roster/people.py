@@ -10,6 +10,7 @@ from django.contrib.auth.hashers import make_password
 
 from accounts.models import User
 from accounts.roster.context import Context, UserRow, bulk_create_with_ids
+from accounts.roster.guardians import agent_sids, guardian_links_apply
 from accounts.roster.rows import REQUIRED, Person, Rejected, person_read, role_read
 from accounts.services import users_set_active
 
@@ -39,6 +40,7 @@ def users_apply(ctx: Context) -> None:
     v11 = ctx.bundle.version == "1.1"
     roles = {} if v11 else _roles(ctx)
     usernames: set[str] = set()
+    children: dict[str, tuple[str, ...]] = {}
     school_sids = {school.id: sid for sid, school in ctx.schools.items()}
 
     def read(row: dict[str, str]) -> tuple[Person, int]:
@@ -58,6 +60,8 @@ def users_apply(ctx: Context) -> None:
         if person.username in usernames:
             raise Rejected(f"username {person.username} is repeated")
         usernames.add(person.username)
+        if person.role == User.Role.GUARDIAN:
+            children[person.sid] = agent_sids(row.get("agentSourcedIds", ""))
         return person, school.id
 
     deactivate: list[int] = []
@@ -76,6 +80,7 @@ def users_apply(ctx: Context) -> None:
         deactivate.extend(absent)
     users_set_active(user_ids=deactivate, active=False)
     users_set_active(user_ids=restore, active=True)
+    guardian_links_apply(ctx, children)
 
 
 def _batch_apply(

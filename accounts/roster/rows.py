@@ -38,6 +38,10 @@ USER_ROLES = {
     "districtadministrator": User.Role.ADMINISTRATOR,
     "systemadministrator": User.Role.ADMINISTRATOR,
     "principal": User.Role.ADMINISTRATOR,
+    # A guardian's `agentSourcedIds` name their children (accounts.roster.guardians).
+    "guardian": User.Role.GUARDIAN,
+    "parent": User.Role.GUARDIAN,
+    "relative": User.Role.GUARDIAN,
 }
 ORG_KINDS = {"school": School.Kind.SCHOOL, "district": School.Kind.DISTRICT}
 # Enrolment roles imported: a student's enrolment, or a teacher's (an aide's is not primary).

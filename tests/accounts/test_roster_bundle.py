@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from accounts.models import Classroom, Enrollment, School, TeacherEnrollment, User
+from accounts.models import Classroom, Enrollment, GuardianLink, School, TeacherEnrollment, User
 from accounts.roster.apply import roster_import
 from accounts.roster.bundle import BundleError
 from accounts.roster.report import Report
@@ -35,13 +35,13 @@ def zipped(folder: Path, target: Path) -> Path:
 def test_v11_bulk_imports_people_classes_and_enrolments() -> None:
     """1.1 bulk: orgs become a district and its schools (a department is rejected), people get
     their role and first org (a district administrator the district), an aide teaches without
-    being primary, a disabled user is created inactive, a guardian is rejected, courses.csv is
-    accepted and not read."""
+    being primary, a disabled user is created inactive, a guardian is linked to the student their
+    agentSourcedIds names (an enrolment of a guardian is rejected), courses.csv is accepted and
+    not read."""
     report = roster_import(FIXTURES / "v11-bulk")
     assert "not read: courses" in report.notes[0]
     assert reasons(report) == {
         "dept1": "org type 'department' is not imported (only school and district)",
-        "g1": "role guardian is not imported",
         "e9": "enrolment role guardian is not imported",
     }
     district_ = School.objects.get(external_id="d1")
@@ -56,6 +56,11 @@ def test_v11_bulk_imports_people_classes_and_enrolments() -> None:
     assert TeacherEnrollment.objects.get(external_id="e1").primary
     assert set(Classroom.objects.get(external_id="k2").teachers.values_list("external_id", flat=True)) == {"t1", "t2"}
     assert report.counts["enrollments"]["created"] == 8
+    guardian = User.objects.get(external_id="g1")
+    assert guardian.role == User.Role.GUARDIAN
+    assert list(
+        GuardianLink.objects.filter(guardian=guardian, active=True).values_list("student__external_id", flat=True)
+    ) == ["st1"]
 
 
 def test_v11_delta_changes_only_what_it_lists() -> None:
@@ -75,9 +80,13 @@ def test_v11_delta_changes_only_what_it_lists() -> None:
 
 def test_v12_bulk_reads_roles_csv_and_preferred_names() -> None:
     """1.2 bulk (UTF-8 with a BOM): roles come from roles.csv (the primary one), the org from
-    primaryOrgSourcedId or the role's org, the preferred given name wins, a parent is rejected."""
+    primaryOrgSourcedId or the role's org, the preferred given name wins, a parent is a guardian
+    of the student their agentSourcedIds names."""
     report = roster_import(FIXTURES / "v12-bulk")
-    assert reasons(report) == {"p1": "role parent is not imported"}
+    assert reasons(report) == {}
+    parent = User.objects.get(external_id="p1")
+    assert parent.role == User.Role.GUARDIAN
+    assert list(GuardianLink.objects.filter(guardian=parent).values_list("student__external_id", flat=True)) == ["st1"]
     assert School.objects.get(external_id="s2").name == "Südschule"
     teacher = User.objects.get(external_id="t1")
     assert (teacher.first_name, teacher.role, teacher.school) == (
@@ -118,7 +127,7 @@ def test_v12_delta_disables_renames_and_rejects_bad_rows() -> None:
 def test_a_zip_imports_as_its_folder(tmp_path: Path) -> None:
     """The same bundle zipped gives the same counts as the folder."""
     report = roster_import(zipped(FIXTURES / "v11-bulk", tmp_path / "bundle.zip"))
-    assert report.counts["users"]["created"] == 8
+    assert report.counts["users"]["created"] == 9  # the guardian g1 too
 
 
 def test_repeated_sourced_id_keeps_the_first_row(tmp_path: Path) -> None:
