@@ -14,7 +14,7 @@ sees; staff oversee all through the `*_overseen` and `*_administered` selectors.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from django.db.models import Exists, Q, QuerySet
 from django.utils.translation import gettext as _
@@ -304,19 +304,26 @@ def classrooms_listed_for(user: Any, *, inactive: bool = False) -> QuerySet[Clas
     return classrooms_visible_to(user)
 
 
+def _classroom_not_found() -> NoReturn:
+    raise NotFound(_("Classroom not found."))
+
+
 def students_listed_for(user: Any, *, classroom_id: int | None = None, inactive: bool = False) -> QuerySet[User]:
-    """GET /students/: `students_visible_to(user)`; with `inactive`, a school administrator's
-    students deactivated ones included (`people_managed_by`). `classroom_id` narrows it to the
+    """GET /students/: `students_visible_to(user)`, a guardian's children for a guardian; with
+    `inactive`, a school administrator's students deactivated ones included (`people_managed_by`). `classroom_id` narrows it to the
     class's active enrolments (with `inactive`, the ended ones too), or NotFound when the class
     is not one `classrooms_listed_for(user, inactive=...)` gives. Staff see no student here
     (their directory is the provisioning API's GET /users/)."""
+    if is_guardian(user):
+        # A guardian's children (docs/privacy.md#guardians), by name; no class is theirs.
+        return students_guarded_by(user) if classroom_id is None else _classroom_not_found()
     wide = inactive and is_educator(user) and user.role == User.Role.ADMINISTRATOR
     students = people_managed_by(user).filter(role=User.Role.STUDENT) if wide else students_visible_to(user)
     if classroom_id is None:
         return students
     classroom = classrooms_listed_for(user, inactive=wide).filter(pk=classroom_id).first()
     if classroom is None:
-        raise NotFound(_("Classroom not found."))
+        _classroom_not_found()
     enrolled = Enrollment.objects.filter(classroom=classroom)
     if not wide:
         enrolled = enrolled.filter(active=True)

@@ -79,6 +79,12 @@ def teacher_page(request: HttpRequest) -> HttpResponse:
     return render(request, "web/teacher.html", {"script": "web/teacher.js", "demo_model": settings.LLM_DEMO_MODEL})
 
 
+@require_safe
+@ensure_csrf_cookie
+def guardian_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/guardian.html", {"script": "web/guardian.js", "demo_model": settings.LLM_DEMO_MODEL})
+
+
 # --- The API docs, with nothing from another host ---------------------------------------------
 
 # The one asset Redoc's script fetches from another host: the Redocly logo under its menu.

@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 
 await build({
   absWorkingDir: root,
-  entryPoints: ["web/src/student.ts", "web/src/teacher.ts"],
+  entryPoints: ["web/src/student.ts", "web/src/teacher.ts", "web/src/guardian.ts"],
   outdir: "web/static/web",
   bundle: true,
   format: "iife",
