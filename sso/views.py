@@ -102,7 +102,8 @@ def oidc_login(request: HttpRequest, provider_id: int) -> HttpResponse:
 
 
 def _home(user: User) -> str:
-    return reverse("web:student") if user.role == User.Role.STUDENT else reverse("web:teacher")
+    pages = {User.Role.STUDENT: "web:student", User.Role.GUARDIAN: "web:guardian"}
+    return reverse(pages.get(User.Role(user.role), "web:teacher"))
 
 
 @require_safe

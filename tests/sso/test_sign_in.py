@@ -185,3 +185,13 @@ def test_an_inactive_provider_offers_no_sign_in(people):
     people["provider"].save()
     response = Client().get(f"/auth/oidc/{people['provider'].pk}/login/")
     assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+
+
+def test_a_guardian_known_by_external_id_lands_on_the_guardians_page(people):
+    """A guardian whose external id the school's provider knows signs in with it, as anyone
+    does, and lands on the guardian's page."""
+    guardian = make_user("parent", User.Role.GUARDIAN, school=people["school"], external_id="pupil-sub")
+    client = Client()
+    response = finish(client, people["provider"].pk, "pupil")
+    assert response.status_code == 302 and response["Location"] == "/app/guardian/"
+    assert signed_in_user(client) == guardian.pk
