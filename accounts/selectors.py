@@ -100,16 +100,21 @@ def students_visible_to(user: Any) -> QuerySet[User]:
     return students.none()
 
 
-def student_get_visible(*, user: Any, student_id: Any) -> User:
-    """One student `user` may read, or NotFound."""
+def _student_in(students: QuerySet[User], student_id: Any) -> User:
+    """The student `student_id` of `students`, or NotFound (an id that is not a number too)."""
     try:
         pk = int(student_id)
     except (TypeError, ValueError):
         raise NotFound(_("Student not found.")) from None
-    student = students_visible_to(user).filter(pk=pk).first()
+    student = students.filter(pk=pk).first()
     if student is None:
         raise NotFound(_("Student not found."))
     return student
+
+
+def student_get_visible(*, user: Any, student_id: Any) -> User:
+    """One student `user` may read, or NotFound."""
+    return _student_in(students_visible_to(user), student_id)
 
 
 def is_guardian(user: Any) -> bool:
@@ -143,14 +148,7 @@ def students_readable_by(user: Any) -> QuerySet[User]:
 
 def student_get_readable(*, user: Any, student_id: Any) -> User:
     """One student of `students_readable_by(user)`, or NotFound."""
-    try:
-        pk = int(student_id)
-    except (TypeError, ValueError):
-        raise NotFound(_("Student not found.")) from None
-    student = students_readable_by(user).filter(pk=pk).first()
-    if student is None:
-        raise NotFound(_("Student not found."))
-    return student
+    return _student_in(students_readable_by(user), student_id)
 
 
 def is_staff_account(user: Any) -> bool:
@@ -197,14 +195,7 @@ def students_administered_by(user: Any) -> QuerySet[User]:
 def student_get_administered(*, user: Any, student_id: Any) -> User:
     """One student of `students_administered_by(user)`, or NotFound (as for a student that does
     not exist)."""
-    try:
-        pk = int(student_id)
-    except (TypeError, ValueError):
-        raise NotFound(_("Student not found.")) from None
-    student = students_administered_by(user).filter(pk=pk).first()
-    if student is None:
-        raise NotFound(_("Student not found."))
-    return student
+    return _student_in(students_administered_by(user), student_id)
 
 
 def classrooms_visible_to(user: Any) -> QuerySet[Classroom]:
@@ -310,10 +301,11 @@ def _classroom_not_found() -> NoReturn:
 
 def students_listed_for(user: Any, *, classroom_id: int | None = None, inactive: bool = False) -> QuerySet[User]:
     """GET /students/: `students_visible_to(user)`, a guardian's children for a guardian; with
-    `inactive`, a school administrator's students deactivated ones included (`people_managed_by`). `classroom_id` narrows it to the
-    class's active enrolments (with `inactive`, the ended ones too), or NotFound when the class
-    is not one `classrooms_listed_for(user, inactive=...)` gives. Staff see no student here
-    (their directory is the provisioning API's GET /users/)."""
+    `inactive`, a school administrator's students deactivated ones included
+    (`people_managed_by`). `classroom_id` narrows it to the class's active enrolments (with
+    `inactive`, the ended ones too), or NotFound when the class is not one
+    `classrooms_listed_for(user, inactive=...)` gives. Staff see no student here (their
+    directory is the provisioning API's GET /users/)."""
     if is_guardian(user):
         # A guardian's children (docs/privacy.md#guardians), by name; no class is theirs.
         return students_guarded_by(user) if classroom_id is None else _classroom_not_found()

@@ -46,7 +46,7 @@ def import_(path: Path) -> str:
 
 def linked(sid: str) -> set[str]:
     links = GuardianLink.objects.filter(guardian__external_id=sid, active=True)
-    return {str(sid) for sid in links.values_list("student__external_id", flat=True)}
+    return {str(child) for child in links.values_list("student__external_id", flat=True)}
 
 
 def test_guardian_rows_link_the_children_they_name(tmp_path: Path) -> None:
