@@ -140,9 +140,9 @@ def memory_search(*, user: Any, student_id: Any, query: str, kind: str | None = 
     """A student's active memories most relevant to `query`, best first (hybrid recall), of one
     kind if given; a student does not find the teacher-only notes.
 
-    A student searches their own memories (`student_id` may be omitted); a teacher (or a guardian) must
-    name a student of one of their classes (or a child of theirs). Anyone else's student is a 404, through the scoping
-    primitive, before anything is searched.
+    A student searches their own memories (`student_id` may be omitted); a teacher must name a
+    student of one of their classes, a guardian one of their children. Anyone else's student is
+    a 404, through the scoping primitive, before anything is searched.
     """
     if student_id in (None, ""):
         if getattr(user, "role", None) != "student":
