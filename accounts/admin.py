@@ -91,7 +91,7 @@ class TutorUserAdmin(TenantScoped, UserAdmin):
 class SchoolAdmin(ReadOnlyWhenScoped, TenantScopedAdmin):
     """Schools and districts. A scoped user sees the ones they administer, and changes none."""
 
-    list_display = ("name", "kind", "parent", "external_id", "active")
+    list_display = ("name", "kind", "parent", "external_id", "active", "guardians_may_set_consent")
     list_filter = ("kind", "active")
     search_fields = ("name", "external_id")
     raw_id_fields = ("parent",)

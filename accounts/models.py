@@ -45,6 +45,10 @@ class School(models.Model):
         max_length=255, unique=True, null=True, blank=True, help_text="The OneRoster sourcedId, or the client's own id."
     )
     active = models.BooleanField(default=True)
+    guardians_may_set_consent = models.BooleanField(
+        default=False,
+        help_text="Whether its students' guardians may turn consent to memory on or off (docs/privacy.md).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

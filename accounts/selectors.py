@@ -137,6 +137,11 @@ def students_guarded_by(user: Any) -> QuerySet[User]:
     return students.filter(pk__in=GuardianLink.objects.filter(guardian=user, active=True).values("student"))
 
 
+def student_get_guarded(*, user: Any, student_id: Any) -> User:
+    """One student `user` is an active guardian of (`students_guarded_by`), or NotFound."""
+    return _student_in(students_guarded_by(user), student_id)
+
+
 def students_readable_by(user: Any) -> QuerySet[User]:
     """The scope of the reads a guardian shares with teachers (a child's memories but teacher-only
     notes, skills, quizzes, usage, the export): a guardian's children (`students_guarded_by`),

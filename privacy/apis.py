@@ -137,14 +137,18 @@ def consent_output(student: User) -> dict[str, object]:
 
 
 CONSENT_REFUSALS = {
-    403: OpenApiResponse(ErrorEnvelope, description="A teacher of the student, or the student: not theirs to set."),
+    403: OpenApiResponse(
+        ErrorEnvelope,
+        description="A teacher of the student, or the student: not theirs to set; a guardian whose school "
+        "does not let guardians set it (on a PUT).",
+    ),
     404: OpenApiResponse(ErrorEnvelope, description="No such student, or not one the requester sees."),
 }
 
 
 class StudentConsentApi(APIView):
     """A student's consent to memory (docs/privacy.md#consent-to-memory): for an administrator of
-    their school, and staff."""
+    their school, and staff; their guardian reads it, and sets it where the school allows."""
 
     class Input(serializers.Serializer[None]):
         memory_consent = StrictBooleanField(help_text="false: withdrawn; the student's memories are archived.")
@@ -171,7 +175,7 @@ class StudentConsentApi(APIView):
     def put(self, request: Request, student_id: int) -> Response:
         """Set it on or off, with a reason. Off archives every active memory of the student (never
         deletes one); on again starts from nothing new. The same value again changes nothing."""
-        consent.consent_student_get(user=request.user, student_id=student_id)
+        consent.consent_student_get(user=request.user, student_id=student_id, write=True)
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         student = consent.memory_consent_set(

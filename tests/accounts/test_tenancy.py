@@ -505,6 +505,9 @@ GUARDIAN_READS: dict[tuple[str, str], int] = {
     ("get", "/api/v1/quizzes/?student={student}"): 200,
     ("get", "/api/v1/students/{student}/skills/"): 200,
     ("get", "/api/v1/students/{student}/export/"): 200,
+    # She reads her consent to memory; her school (by default) does not let guardians set it.
+    ("get", "/api/v1/students/{student}/consent/"): 200,
+    ("put", "/api/v1/students/{student}/consent/"): 403,
     # Only a teacher writes a teacher note or sets a task: refused up front, as for a student.
     ("post", "/api/v1/memories/"): 403,
     ("post", "/api/v1/tasks/"): 403,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from accounts.models import User
+from accounts.models import GuardianLink, School, User
 from conversations import file_extraction
 from conversations.models import Conversation
 from conversations.services import conversation_create
@@ -212,3 +212,29 @@ def test_a_graded_quiz_and_a_file_leave_no_memory_without_consent(schools, llm) 
     assert Quiz.objects.get(pk=quiz_id).status == "graded"
     assert SkillMastery.objects.get(student=alice).attempts == 5
     assert not AIMemory.objects.filter(student=alice).exists()
+
+
+def test_a_guardian_reads_it_and_sets_it_where_the_school_allows(schools, llm) -> None:
+    """alice's guardian reads her consent; sets it (403 and nothing changes) only once her
+    school lets guardians (School.guardians_may_set_consent), then it is recorded as theirs. A
+    guardian of another child gets 404 either way."""
+    alice = schools["alice"]
+    add_memories(alice, 2)
+    guardian = make_user("mum_of_alice", User.Role.GUARDIAN, school=schools["school"])
+    stranger = make_user("mum_of_bob", User.Role.GUARDIAN, school=schools["school"])
+    GuardianLink.objects.create(guardian=guardian, student=alice)
+    GuardianLink.objects.create(guardian=stranger, student=schools["bob"])
+    mine, theirs = client_for(guardian), client_for(stranger)
+    read = mine.get(URL.format(alice.pk))
+    assert read.status_code == 200 and read.json()["memory_consent"] is True
+    refused = mine.put(URL.format(alice.pk), OFF, format="json")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
+    assert theirs.get(URL.format(alice.pk)).status_code == 404
+    assert not ConsentChange.objects.exists()
+
+    School.objects.filter(pk=schools["school"].pk).update(guardians_may_set_consent=True)
+    assert theirs.put(URL.format(alice.pk), OFF, format="json").status_code == 404
+    done = mine.put(URL.format(alice.pk), OFF, format="json")
+    assert done.status_code == 200 and done.json()["memory_consent"] is False
+    (change,) = ConsentChange.objects.all()
+    assert change.changed_by_id == guardian.pk and change.archived == 2

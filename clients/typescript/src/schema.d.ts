@@ -13040,7 +13040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A teacher of the student, or the student: not theirs to set. */
+            /** @description A teacher of the student, or the student: not theirs to set; a guardian whose school does not let guardians set it (on a PUT). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13128,7 +13128,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A teacher of the student, or the student: not theirs to set. */
+            /** @description A teacher of the student, or the student: not theirs to set; a guardian whose school does not let guardians set it (on a PUT). */
             403: {
                 headers: {
                     [name: string]: unknown;
