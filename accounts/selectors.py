@@ -58,8 +58,12 @@ def schools_administered_by(user: Any) -> QuerySet[School]:
         return School.objects.all()
     if not is_educator(user) or user.role != User.Role.ADMINISTRATOR or user.school_id is None:
         return School.objects.none()
-    root = user.school_id
-    return School.objects.filter(Q(pk=root) | Q(parent_id=root) | Q(parent__parent_id=root))
+    return schools_under(user.school_id)
+
+
+def schools_under(school_id: int) -> QuerySet[School]:
+    """School `school_id` and, for a district, the schools under it (two levels down)."""
+    return School.objects.filter(Q(pk=school_id) | Q(parent_id=school_id) | Q(parent__parent_id=school_id))
 
 
 def enrollments_current() -> QuerySet[Enrollment]:

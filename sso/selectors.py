@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
 from accounts.models import School, User
-from accounts.selectors import is_school_manager, schools_administered_by
+from accounts.selectors import is_school_manager, schools_administered_by, schools_under
 from core.errors import Forbidden, NotFound
 from sso.models import IdentityProvider
 
@@ -58,8 +58,7 @@ def provider_for_sign_in(provider_id: Any) -> IdentityProvider | None:
 def provider_schools(provider: IdentityProvider) -> QuerySet[School]:
     """The schools whose people sign in with `provider`: its school, and under a district the
     schools under it (two levels down, as a district administrator's scope)."""
-    root = provider.school_id
-    return School.objects.filter(Q(pk=root) | Q(parent_id=root) | Q(parent__parent_id=root))
+    return schools_under(provider.school_id)
 
 
 def people_matching_claims(
