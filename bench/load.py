@@ -7,6 +7,10 @@ What it does, what it measures and how to read it: bench/README.md (`load.py`). 
     BENCH_PG_SERVER=postgres://postgres@127.0.0.1:PORT .venv/bin/python bench/load.py
         [--students 200] [--messages 3] [--workers 2] [--timeout 300] [--quick | --smoke]
         [--phases floor,new,base] [--base-tree PATH] [--rounds N] [--py-spy SECONDS] [--output PATH]
+        [--workload me [--requests N]]
+
+`--workload me` measures a trivial authenticated request instead of the chat turn: every student
+sends `--requests` `GET /api/v1/me/` one after the other (a "turn" of the report is one request).
 """
 
 from __future__ import annotations
@@ -365,12 +369,16 @@ SEED_CODE = """
 import json, secrets, sys
 import django
 django.setup()
-from accounts.models import Enrollment, User
-from accounts.services import classroom_create, school_default
+from accounts.models import Classroom, Enrollment, User
 from rest_framework.authtoken.models import Token
 count = int(sys.argv[1])
 teacher = User.objects.create(username="bench-teacher", role="teacher", password="!")
-classroom = classroom_create(name="Bench class", school=school_default(), teachers=[teacher])
+try:
+    from accounts.services import classroom_create, school_default
+except ImportError:  # a base tree from before schools (2026-12-01 and earlier)
+    classroom = Classroom.objects.create(name="Bench class", teacher=teacher)
+else:
+    classroom = classroom_create(name="Bench class", school=school_default(), teachers=[teacher])
 students = User.objects.bulk_create(
     [User(username=f"bench-student-{i}", role="student", password="!") for i in range(count)]
 )
@@ -451,8 +459,9 @@ class Turn:
 class Load:
     base: str
     streaming: bool
-    messages: int
+    messages: int  # per student: chat messages, or GET /me/ requests (workload "me")
     students: int
+    workload: str = "turn"
     turns: list[Turn] = field(default_factory=list)
     other_errors: Counter[str] = field(default_factory=Counter)
     arrived: int = 0
@@ -513,7 +522,37 @@ async def send_turn(client: Any, load: Load, key: str, conversation: int, turn: 
         turn.finished_at = time.perf_counter()
 
 
+async def get_me(client: Any, load: Load, key: str, turn: Turn) -> None:
+    """One `GET /api/v1/me/`, timed as a turn (done: the whole response)."""
+    import httpx2
+
+    sent = time.perf_counter()
+    try:
+        response = await client.get(f"{load.base}/api/v1/me/", headers={"Authorization": f"Token {key}"})
+        if response.status_code == 200 and response.json().get("id"):
+            turn.done = time.perf_counter() - sent
+        else:
+            turn.error = error_kind(response.status_code, response.content)
+    except httpx2.TimeoutException as exc:
+        turn.error = f"timeout ({type(exc).__name__})"
+    except httpx2.HTTPError as exc:
+        turn.error = f"transport ({type(exc).__name__})"
+    finally:
+        turn.finished_at = time.perf_counter()
+
+
 async def run_student(client: Any, load: Load, number: int, key: str, measured: bool) -> None:
+    if load.workload == "me":
+        load.arrive()
+        await load.start.wait()
+        for index in range(load.messages):
+            turn = Turn(number, index, uuid.uuid4().hex[:16])
+            if measured:
+                load.turns.append(turn)
+            await get_me(client, load, key, turn)
+            if not measured and turn.error:
+                load.other_errors[f"warm-up: {turn.error}"] += 1
+        return
     headers = {"Authorization": f"Token {key}"}
     conversation: int | None = None
     try:
@@ -553,12 +592,13 @@ def make_client(connections: int) -> Any:
     return httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(180.0, connect=60.0))
 
 
-async def warm_up(base: str, streaming: bool, keys: list[str]) -> Counter[str]:
-    """One turn for each warm-up student, in two waves on new connections: which worker accepts a
-    connection is up to the kernel, two waves make it likely that every worker has served one."""
+async def warm_up(base: str, streaming: bool, keys: list[str], workload: str) -> Counter[str]:
+    """One turn (or five GET /me/) for each warm-up student, in two waves on new connections:
+    which worker accepts a connection is up to the kernel, two waves make it likely that every
+    worker has served one."""
     errors: Counter[str] = Counter()
     for wave in (keys[: len(keys) // 2], keys[len(keys) // 2 :]):
-        load = Load(base, streaming, messages=1, students=len(wave))
+        load = Load(base, streaming, messages=5 if workload == "me" else 1, students=len(wave), workload=workload)
         async with make_client(len(wave) + 10) as client:
             await asyncio.gather(*(run_student(client, load, -1 - i, k, measured=False) for i, k in enumerate(wave)))
         errors.update(load.other_errors)
@@ -644,11 +684,12 @@ async def drive(
     model_root: str,
     py_spy_seconds: float,
     py_spy_out: Path,
+    workload: str,
 ) -> dict[str, Any]:
-    warm = await warm_up(base, streaming, warmup_keys)
+    warm = await warm_up(base, streaming, warmup_keys, workload)
     if warm:
         print(f"  warm-up errors: {dict(warm)}", flush=True)
-    load = Load(base, streaming, messages=messages, students=len(keys))
+    load = Load(base, streaming, messages=messages, students=len(keys), workload=workload)
     sampler = Sampler(dbname, server_root)
     stop = asyncio.Event()
     sampling = asyncio.create_task(sampler.run(stop))
@@ -875,7 +916,8 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
                 start_new_session=True,
             )
         wait_ready(proc, base, warmup_keys[0], log)
-        print(f"  ready (pid {proc.pid}); {len(keys)} students x {args.messages} messages", flush=True)
+        what = "GET /api/v1/me/" if args.workload == "me" else "messages"
+        print(f"  ready (pid {proc.pid}); {len(keys)} students x {args.messages} {what}", flush=True)
         profile_out = Path(TMP, f"tutor_load_{stamp}_{spec.name}.pyspy.txt")
         measured = run_async(
             drive(
@@ -891,6 +933,7 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
                 model_root=model_base.removesuffix("/v1"),
                 py_spy_seconds=args.py_spy if spec.name in ("new", "base") else 0,
                 py_spy_out=profile_out,
+                workload=args.workload,
             )
         )
         settling = time.monotonic()
@@ -901,7 +944,10 @@ def run_phase(spec: ServerSpec, args: argparse.Namespace, model_base: str, model
             print(f"  {unsettled} turns still running server-side after 60 s; stopping the server anyway", flush=True)
         stop_process(proc)  # gracefully (SIGTERM): its open requests finish
         proc = None
-        lost = lost_messages(dbname, [t.token for t in measured["turns"]])
+        if args.workload == "me":
+            lost = {"sent": 0, "no_student_message": 0, "no_reply": 0, "lost": 0}
+        else:
+            lost = lost_messages(dbname, [t.token for t in measured["turns"]])
         tracebacks, errors, first = log_problems(log)
         profile = py_spy_summary(profile_out, args.py_spy) if args.py_spy and spec.name in ("new", "base") else ""
         return Phase(
@@ -1018,6 +1064,28 @@ def summary(phase: Phase) -> dict[str, Any]:
         "log_tracebacks": phase.log_tracebacks,
         "log_error_lines": phase.log_errors,
     }
+
+
+def me_targets(results: dict[str, dict[str, Any]]) -> list[tuple[str, bool, str]]:
+    """The targets of `GET /me/` (workload "me"): no error, and, where `base` ran, server CPU per
+    request no more than base's (the mean over the rounds of each)."""
+    checks = []
+    for name, result in results.items():
+        if name.startswith("new"):
+            ok = result["errors"] == 0 and result["turns_ok"] > 0
+            checks.append((f"{name}: 0 errors", ok, f"{result['errors']} errors"))
+
+    def mean_cpu(phase: str) -> float | None:
+        values = [r["cpu_ms_per_turn"].get("server") for n, r in results.items() if n.split("#")[0] == phase]
+        known = [v for v in values if v is not None]
+        return sum(known) / len(known) if known else None
+
+    new, base = mean_cpu("new"), mean_cpu("base")
+    if new is not None and base:
+        checks.append(
+            ("server CPU per request <= base's", new <= base, f"{new:.2f} ms vs {base:.2f} ms: {new / base:.2f}x")
+        )
+    return checks
 
 
 def targets(results: dict[str, dict[str, Any]]) -> list[tuple[str, bool, str]]:
@@ -1235,6 +1303,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="words per reply (0: the scripted default, 'Let's work through it step by step.')",
     )
+    parser.add_argument(
+        "--workload",
+        choices=("turn", "me"),
+        default="turn",
+        help="turn: the chat turn (default); me: GET /api/v1/me/, --requests per student",
+    )
+    parser.add_argument("--requests", type=int, default=50, help="GET /me/ per student, workload me (50)")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH)
     parser.add_argument("--serve-model", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1243,6 +1318,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.smoke:
         args.students, args.messages, args.workers, args.timeout = 10, 2, 1, 60.0
         args.model_seconds = (0.2, 0.4)
+    if args.workload == "me":
+        args.messages = args.requests
     args.phases = ["new"] if args.skip_baseline else [p.strip() for p in args.phases.split(",") if p.strip()]
     unknown = [p for p in args.phases if p not in PHASES]
     if unknown or "new" not in args.phases:
@@ -1344,7 +1421,7 @@ def main(argv: list[str] | None = None) -> int:
                 phase.name = label
                 phases.append(phase)
     results = {p.name: summary(p) for p in phases}
-    checks = targets(results)
+    checks = me_targets(results) if args.workload == "me" else targets(results)
     machine = {
         "code": code_version(),
         "cpu": cpu_model(),
@@ -1352,7 +1429,11 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
-    print(f"\n## Chat turn under load: {args.students} students x {args.messages} messages, all at once\n")
+    if args.workload == "me":
+        print(f"\n## GET /api/v1/me/ under load: {args.students} students x {args.messages} requests, all at once")
+        print("(a turn below is one request; the model rows do not apply)\n")
+    else:
+        print(f"\n## Chat turn under load: {args.students} students x {args.messages} messages, all at once\n")
     print(f"{started:%Y-%m-%d %H:%M} UTC; {machine['cores']} cores, {machine['cpu']}; Python {machine['python']}")
     print(
         f"new = working tree at {machine['code']}; floor = bench/floor.py; base = {args.base_tree}; "

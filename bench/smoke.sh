@@ -39,6 +39,7 @@ run "$PY" bench/embeddings.py latency --smoke --json "$OUT/embeddings.json"
 run env -u DATABASE_URL "$PY" bench/recall_memory.py --smoke --json "$OUT/recall_memory.json"
 run "$PY" bench/roster_import.py --smoke --json "$OUT/roster_import.json"
 run "$PY" bench/access_log.py --smoke --json "$OUT/access_log.json"
+run "$PY" bench/middleware.py --smoke --json "$OUT/middleware.json"
 # The recall set is LoCoMo (CC BY-NC), read where it lies, never copied into the project.
 if [ -f "$RECALL_SET" ]; then
   run "$PY" bench/lexical_quality.py "$RECALL_SET" --smoke
