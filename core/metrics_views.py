@@ -13,13 +13,13 @@ import ipaddress
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
-from django.utils.deprecation import MiddlewareMixin
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from core import metrics
 from core.metrics_collector import QueueCollector
+from core.middleware import OnTheLoop
 
 
 def scrape_allowed(request: HttpRequest) -> bool:
@@ -66,10 +66,11 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
 
 
-class ResponsesByRoute(MiddlewareMixin):
+class ResponsesByRoute(OnTheLoop):
     """Middleware: counts each response by the name of the URL pattern that answered it (never the
     path, which holds ids), its method and status; an unmatched URL counts as "unmatched". Sync
-    and async (MiddlewareMixin): it never moves a request to another thread."""
+    and async: under ASGI it counts on the event loop (core.middleware.OnTheLoop), with no
+    thread hand-off."""
 
     def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
         match = request.resolver_match

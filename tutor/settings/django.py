@@ -58,19 +58,21 @@ MIDDLEWARE = [
     "core.health.OperationsEndpoints",
     # Responses counted by URL pattern name and status (core.metrics_views).
     "core.metrics_views.ResponsesByRoute",
-    "django.middleware.security.SecurityMiddleware",
+    # core.middleware: Django's own middleware (and django-csp's), their hooks on the event loop
+    # under ASGI where they do no I/O.
+    "core.middleware.SecurityMiddleware",
     # The Content-Security-Policy header (django-csp; CONTENT_SECURITY_POLICY in .security).
-    "csp.middleware.CSPMiddleware",
+    "core.middleware.CSPMiddleware",
     # Answers cross-origin preflights before authentication (CORS_* in .security).
     "corsheaders.middleware.CorsMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "core.middleware.SessionMiddleware",
     # Chooses the language of messages: the user's `language`, else Accept-Language (tutor.i18n).
-    "django.middleware.locale.LocaleMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.middleware.LocaleMiddleware",
+    "core.middleware.CommonMiddleware",
+    "core.middleware.CsrfViewMiddleware",
+    "core.middleware.AuthenticationMiddleware",
+    "core.middleware.MessageMiddleware",
+    "core.middleware.XFrameOptionsMiddleware",
     "core.errors.ErrorsAsJson",
     # Last, so that it sees the response first: the LMS platforms may frame the pages they
     # launch (lti.frames).
