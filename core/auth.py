@@ -4,12 +4,16 @@ DRF authenticates inside the view, after Django's middleware has run, so these c
 switch the request to the user's own language once the user is known (before that,
 Accept-Language chose it): every message of the answer is then in the user's language.
 A session-authenticated write without a valid CSRF token is a 403 with the code `csrf_failed`.
+A token is looked up with one statement written once per process (`TokenAuthentication`).
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
@@ -29,9 +33,37 @@ def _use_language(result: Any) -> Any:
     return result
 
 
+@cache
+def _token_user_sql(token_model: Any, user_model: Any) -> str:
+    """The token's user, by the token's key (the one parameter); the names come from the models."""
+    token, user, quote = token_model._meta, user_model._meta, connection.ops.quote_name
+    return (
+        f"SELECT u.* FROM {quote(user.db_table)} u JOIN {quote(token.db_table)} t "  # noqa: S608
+        f"ON t.{quote(token.get_field('user').column)} = u.{quote(user.pk.column)} "
+        f"WHERE t.{quote(token.get_field('key').column)} = %s"
+    )
+
+
 class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate(self, request: Request) -> Any:
         return _use_language(super().authenticate(request))
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
+        """DRF's, with the same answers, in a statement written once per process: the ORM
+        compiling the token's `select_related` query cost more than the database answering it
+        (bench/README.md, `middleware.py`). The token's other fields (`created`) are loaded
+        when read."""
+        token_model: Any = self.get_model()
+        user_model = get_user_model()
+        users = list(user_model._default_manager.raw(_token_user_sql(token_model, user_model), [key]))
+        if not users:
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
+        user = users[0]
+        if not user.is_active:
+            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        token = token_model.from_db(user._state.db, ["key", "user_id"], [key, user.pk])
+        token.user = user
+        return user, token
 
 
 class SessionAuthentication(authentication.SessionAuthentication):
