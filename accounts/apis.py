@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from accounts.models import Classroom, User
 from accounts.selectors import classrooms_listed_for, student_get_visible, students_listed_for
 from accounts.services import user_sign_out_everywhere
-from core.api import MAX_ID, Pagination, StrictBooleanField, StrictCharField, query_params
+from core.api import MAX_ID, Pagination, StrictBooleanField, StrictCharField, query_params, represent
 from core.auth import SessionAuthentication
 
 
@@ -124,7 +124,7 @@ class SessionLoginApi(APIView):
         SessionAuthentication().enforce_csrf(request)
         user = self.sign_in(request)
         login(request._request, user)
-        return Response({"user": UserOutput(user).data, "csrf_token": get_token(request._request)})
+        return Response({"user": represent(UserOutput, user), "csrf_token": get_token(request._request)})
 
 
 class LogoutApi(APIView):
@@ -166,7 +166,7 @@ class MeApi(APIView):
     def get(self, request: Request) -> Response:
         user = request.user
         assert isinstance(user, User)  # IsAuthenticated ran first
-        return Response(UserOutput(user).data)
+        return Response(represent(UserOutput, user))
 
     @extend_schema(summary="Change my settings", request=Input, responses=UserOutput)
     def patch(self, request: Request) -> Response:
@@ -177,7 +177,8 @@ class MeApi(APIView):
         data.is_valid(raise_exception=True)
         if self.language_change is None:
             raise ImproperlyConfigured("MeApi.as_view() needs language_change (tutor/urls.py)")
-        return Response(UserOutput(self.language_change(user=user, language=data.validated_data["language"])).data)
+        changed = self.language_change(user=user, language=data.validated_data["language"])
+        return Response(represent(UserOutput, changed))
 
 
 def active_filter(help_text: str) -> serializers.ChoiceField:
@@ -214,7 +215,7 @@ class StudentListApi(APIView):
 class StudentDetailApi(APIView):
     @extend_schema(summary="Get a student", responses=UserOutput)
     def get(self, request: Request, student_id: int) -> Response:
-        return Response(UserOutput(student_get_visible(user=request.user, student_id=student_id)).data)
+        return Response(represent(UserOutput, student_get_visible(user=request.user, student_id=student_id)))
 
 
 class ClassroomTeacher(serializers.Serializer[None]):

@@ -42,6 +42,19 @@ def query_params(request: Request) -> dict[str, str]:
     return request.query_params.dict()
 
 
+_built: dict[type[serializers.BaseSerializer[Any]], serializers.BaseSerializer[Any]] = {}
+
+
+def represent(serializer_class: type[serializers.BaseSerializer[Any]], instance: Any) -> dict[str, Any]:
+    """`serializer_class(instance).data`, from one serializer of that class built once per
+    process: building a serializer's fields (a ModelSerializer's inspects the model) costs more
+    than showing a row with them. For output serializers that read no context (no request)."""
+    serializer = _built.get(serializer_class)
+    if serializer is None:
+        serializer = _built.setdefault(serializer_class, serializer_class())
+    return dict(serializer.to_representation(instance))
+
+
 class PageInput(serializers.Serializer[None]):
     page = serializers.IntegerField(required=False, min_value=1, help_text="From 1; past the last page: 404.")
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=100, help_text="Default 20.")

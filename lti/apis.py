@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.apis import UserOutput
-from core.api import MAX_ID, Pagination, StrictBooleanField, StrictCharField
+from core.api import MAX_ID, Pagination, StrictBooleanField, StrictCharField, represent
 from core.schema import ErrorEnvelope
 from lti import selectors, services
 from lti.handoff import handoff_redeem
@@ -204,7 +204,7 @@ class LaunchTokenApi(APIView):
         return Response(
             {
                 "token": token.key,
-                "user": UserOutput(handoff.user).data,
+                "user": represent(UserOutput, handoff.user),
                 "classroom": handoff.classroom_id,
                 "conversation": handoff.conversation_id,
             }
