@@ -481,9 +481,22 @@ def error_kind(status: int, body: bytes) -> str:
     return f"http {status} {code}"
 
 
-async def send_turn(client: Any, load: Load, key: str, conversation: int, turn: Turn) -> None:
+@contextlib.contextmanager
+def transport_errors(turn: Turn) -> Iterator[None]:
+    """A timeout or a transport error of the block is the turn's error; the turn ends with it."""
     import httpx2
 
+    try:
+        yield
+    except httpx2.TimeoutException as exc:
+        turn.error = f"timeout ({type(exc).__name__})"
+    except httpx2.HTTPError as exc:
+        turn.error = f"transport ({type(exc).__name__})"
+    finally:
+        turn.finished_at = time.perf_counter()
+
+
+async def send_turn(client: Any, load: Load, key: str, conversation: int, turn: Turn) -> None:
     url = f"{load.base}/api/v1/conversations/{conversation}/messages/"
     payload = {
         "content": f"Question {turn.index + 1} of student {turn.student}: how do I add 2/3 and 3/4? "
@@ -492,7 +505,7 @@ async def send_turn(client: Any, load: Load, key: str, conversation: int, turn: 
     }
     headers = {"Authorization": f"Token {key}"}
     sent = time.perf_counter()
-    try:
+    with transport_errors(turn):
         if not load.streaming:
             response = await client.post(url, json=payload, headers=headers)
             if response.status_code == 201 and response.json().get("reply", {}).get("id"):
@@ -514,31 +527,17 @@ async def send_turn(client: Any, load: Load, key: str, conversation: int, turn: 
                     turn.error = "sse error " + str(json.loads(data)["error"].get("code"))
             if turn.done is None and turn.error is None:
                 turn.error = "stream ended without done"
-    except httpx2.TimeoutException as exc:
-        turn.error = f"timeout ({type(exc).__name__})"
-    except httpx2.HTTPError as exc:
-        turn.error = f"transport ({type(exc).__name__})"
-    finally:
-        turn.finished_at = time.perf_counter()
 
 
 async def get_me(client: Any, load: Load, key: str, turn: Turn) -> None:
     """One `GET /api/v1/me/`, timed as a turn (done: the whole response)."""
-    import httpx2
-
     sent = time.perf_counter()
-    try:
+    with transport_errors(turn):
         response = await client.get(f"{load.base}/api/v1/me/", headers={"Authorization": f"Token {key}"})
         if response.status_code == 200 and response.json().get("id"):
             turn.done = time.perf_counter() - sent
         else:
             turn.error = error_kind(response.status_code, response.content)
-    except httpx2.TimeoutException as exc:
-        turn.error = f"timeout ({type(exc).__name__})"
-    except httpx2.HTTPError as exc:
-        turn.error = f"transport ({type(exc).__name__})"
-    finally:
-        turn.finished_at = time.perf_counter()
 
 
 async def run_student(client: Any, load: Load, number: int, key: str, measured: bool) -> None:

@@ -59,6 +59,7 @@ from django.utils.module_loading import import_string  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
 from accounts.models import User  # noqa: E402
+from bench.load import run_async  # noqa: E402
 from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
 
 USERNAME = "bench-middleware-student"
@@ -225,16 +226,6 @@ async def profile(app: App, request_scope: dict[str, Any], count: int) -> str:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def run_async(coro: Any) -> Any:
-    """On uvloop where it is installed, as uvicorn runs."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(coro)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(coro)
 
 
 def main() -> None:
