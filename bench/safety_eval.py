@@ -1,7 +1,7 @@
 """Screening quality on the labelled set, per category and severity (safety.evaluation).
 
     .venv/bin/python bench/safety_eval.py [--backend offline|moderation|classifier[,...]]
-        [--set tests/safety/messages.jsonl] [--split all|dev|holdout]
+        [--set safety/corpus/train/messages.jsonl] [--split all|dev|holdout]
         [--limit N | --sample N [--seed S]] [--mistakes] [--timing]
         [--base-url URL [--model ID] [--api-key KEY] [--window TOKENS]] [--classifier-model summary|chat]
         [--moderation-url URL [--moderation-model NAME] [--moderation-key KEY] | --scripted-moderation]
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from safety.types import Verdict
 
 REMOTE = ("moderation", "classifier")
+BLIND_SETS = sorted((ROOT / "safety" / "corpus" / "blind").glob("*.jsonl"))
 SCRIPTED_TITLE = (
     "moderation = the SCRIPTED endpoint (tests/llm_server.py keyword scorer): it measures the "
     "plumbing and the mapping (MODERATION_RULES), not a moderation model"
@@ -139,16 +140,22 @@ class Calls:
         return "\n".join(lines)
 
 
-def screen_function(backends: list[str], calls: Calls | None = None) -> Callable[[str], Verdict]:
-    """A function of a text to its combined Verdict over `backends`; the remote backends'
-    results are added to `calls`. Django must be set up first when a backend is remote."""
-    from safety import offline
+def screen_function(backends: list[str], calls: Calls | None = None) -> Callable[[str, Sequence[str]], Verdict]:
+    """A function of a text and its context to its combined Verdict over `backends`; the remote
+    backends' results are added to `calls`. Django's settings must be set up first, and its
+    database for a remote backend. `rules` is the rules alone; `offline` the offline line as the
+    product runs it on a student's message (the rules and the learned screen, with the context)."""
+    from safety import learned, offline
     from safety.types import BackendResult, combine
 
     remote = [b for b in backends if b in REMOTE]
 
-    def screen(text: str) -> Verdict:
-        results: list[BackendResult] = [offline.screen(text)] if "offline" in backends else []
+    def screen(text: str, context: Sequence[str] = ()) -> Verdict:
+        results: list[BackendResult] = []
+        if "offline" in backends:
+            results += learned.screen_message(text, context)
+        elif "rules" in backends:
+            results.append(offline.screen(text))
         if remote:
             from safety.backends import screen_backends_sync
 
@@ -159,6 +166,15 @@ def screen_function(backends: list[str], calls: Calls | None = None) -> Callable
         return verdict
 
     return screen
+
+
+def settings_only() -> None:
+    """Django set up for its settings alone (the offline line reads SAFETY_LEARNED)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
+    os.environ.setdefault("EMBEDDINGS_BACKEND", "none")
+    import django
+
+    django.setup()
 
 
 @contextmanager
@@ -238,9 +254,13 @@ def timing(texts: list[str]) -> str:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--backend", help="offline, moderation, classifier, or several joined by commas (default: offline)"
+        "--backend",
+        help="offline (the rules and the learned screen), rules (the rules alone), moderation, classifier, "
+        "or several joined by commas (default: offline)",
     )
-    parser.add_argument("--set", default=str(ROOT / "tests/safety/messages.jsonl"))
+    parser.add_argument(
+        "--set", nargs="+", default=[str(p) for p in BLIND_SETS], help="labelled files (default: the blind sets)"
+    )
     parser.add_argument("--split", choices=("all", "dev", "holdout"), default="all")
     subset = parser.add_mutually_exclusive_group()
     subset.add_argument("--limit", type=int, help="only the first N cases")
@@ -264,7 +284,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     default = "moderation" if args.scripted_moderation else "offline"
     args.backends = [b.strip() for b in (args.backend or default).split(",") if b.strip()]
-    unknown = set(args.backends) - {"offline", *REMOTE}
+    unknown = set(args.backends) - {"offline", "rules", *REMOTE}
     if unknown or not args.backends:
         parser.error(f"unknown backend(s): {', '.join(sorted(unknown)) or '(none)'}")
     if args.scripted_moderation and "moderation" not in args.backends:
@@ -280,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     load_before = machine.load()
     from safety.evaluation import evaluate, load_cases, split_of
 
-    cases = [c for c in load_cases(args.set) if args.split == "all" or split_of(c) == args.split]
+    cases = [c for path in args.set for c in load_cases(path) if args.split == "all" or split_of(c) == args.split]
     subset = ""
     if args.limit:
         cases, subset = cases[: args.limit], f", first {args.limit}"
@@ -301,6 +321,8 @@ def main(argv: list[str] | None = None) -> None:
         product_timeout = 0.0
         if remote:
             stack.enter_context(throwaway_django())
+        else:
+            settings_only()
             from django.conf import settings
 
             product_timeout = float(settings.SAFETY_BACKEND_TIMEOUT_SECONDS)
@@ -308,7 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         report = evaluate(screen_function(args.backends, calls), cases)
 
     title = "+".join(args.backends)
-    print(f"# Screening: {title} on {Path(args.set).name} ({args.split}{subset})")
+    print(f"# Screening: {title} on {', '.join(Path(p).name for p in args.set)} ({args.split}{subset})")
     if args.scripted_moderation:
         print(f"\n**{SCRIPTED_TITLE}.**\n")
     print(
@@ -319,6 +341,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"- {line}")
     print()
     print(report.markdown())
+    print()
+    print(report.targets_markdown())
     if calls.ms:
         print()
         print(calls.markdown(product_timeout))

@@ -24,7 +24,7 @@ drift of a shared machine's load is spread over the cases; the ratios compare ea
 in the background (the screening of the message, the guard's bookkeeping), untimed.
 
 The offline line. `safety.offline.screen` alone, in several passes, on every message of the
-labelled set (tests/safety/messages.jsonl) and on replies like the turns' (about 90 words: the
+labelled set (safety/corpus/train/messages.jsonl) and on replies like the turns' (about 90 words: the
 guard screens a reply's newest text while it streams, then the whole reply): microseconds per
 text, p50 and p99.
 
@@ -66,7 +66,7 @@ from bench import chat_turn  # noqa: E402
 from bench.machine import load  # noqa: E402
 
 RESULTS_PATH = ROOT / "bench" / "results" / "screening.json"
-LABELLED_SET = ROOT / "tests" / "safety" / "messages.jsonl"
+LABELLED_SET = ROOT / "safety" / "corpus" / "train" / "messages.jsonl"
 DEFAULT_ROUNDS = 40
 WARMUP_ROUNDS = 3
 DEFAULT_PASSES = 50  # of the offline line over the labelled set

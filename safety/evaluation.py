@@ -1,6 +1,6 @@
-"""Measuring a screening function on a labelled set (tests/safety/messages.jsonl).
+"""Measuring a screening function on a labelled set (safety/corpus/train/messages.jsonl).
 
-The rules of the count (tests/safety/LABELLING.md explains the labels):
+The rules of the count (safety/corpus/LABELLING.md explains the labels):
 
 - Per category: a case is found when the verdict has a signal of its labelled category (any
   severity). A signal of a category on a case not labelled with it is a false positive of that
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,13 +36,17 @@ HOLDOUT_MODULUS = 5
 
 @dataclass(frozen=True)
 class Case:
-    """One labelled message; `category` and `severity` are None for ordinary and hyperbole."""
+    """One labelled message; `category` and `severity` are None for ordinary and hyperbole.
+    `context`: the same student's previous messages in the conversation, oldest first, in whose
+    light the label was given; `source`: the file (its writer) it comes from."""
 
     text: str
     language: str
     category: str | None
     severity: str | None
     kind: str
+    context: tuple[str, ...] = ()
+    source: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -60,7 +64,9 @@ def load_cases(path: str | Path) -> list[Case]:
     cases = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.strip():
-            cases.append(Case(**json.loads(line)))
+            fields = json.loads(line)
+            fields["context"] = tuple(fields.get("context") or ())
+            cases.append(Case(**fields, source=Path(path).stem))
     return cases
 
 
@@ -180,20 +186,47 @@ class Report:
             lines.append(f"- cases with a backend that did not answer: {self.unanswered}")
         return "\n".join(lines)
 
+    def targets(self, language: str | None = None) -> dict[str, tuple[int, int]]:
+        """The figures of the safety line's targets (docs/safety.md), as (hits, of): crisis
+        messages found as crises, concern messages flagged at any level, and ordinary and
+        hyperbole messages flagged as crises; for one language, or all."""
+        kept = [o for o in self.outcomes if language is None or o.case.language == language]
+        crisis = [o for o in kept if o.case.severity == Severity.CRISIS.value]
+        concern = [o for o in kept if o.case.severity == Severity.CONCERN.value]
+        negatives = [o for o in kept if o.case.kind != "risk"]
+        return {
+            "crisis found as crisis": (sum(o.severity == Severity.CRISIS.value for o in crisis), len(crisis)),
+            "concern flagged at any level": (sum(o.severity is not None for o in concern), len(concern)),
+            "ordinary and hyperbole flagged as crisis": (
+                sum(o.severity == Severity.CRISIS.value for o in negatives),
+                len(negatives),
+            ),
+        }
+
+    def targets_markdown(self) -> str:
+        """The targets' figures per language, then for all."""
+        languages = sorted({o.case.language for o in self.outcomes})
+        lines = ["| figure | " + " | ".join([*languages, "all"]) + " |", "|---|" + "---:|" * (len(languages) + 1)]
+        columns = [self.targets(lang) for lang in languages] + [self.targets()]
+        for name in columns[0]:
+            cells = [f"{_pct(h / n if n else None)} ({h}/{n})" for h, n in (column[name] for column in columns)]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f} %"
 
 
-def evaluate(screen_fn: Callable[[str], Verdict], cases: Iterable[Case]) -> Report:
-    """Screen every case's text with `screen_fn` and count (see the module's rules). Classes
+def evaluate(screen_fn: Callable[[str, Sequence[str]], Verdict], cases: Iterable[Case]) -> Report:
+    """Screen every case's text, with its context, with `screen_fn` and count (see the module's rules). Classes
     are listed in Category's and Severity's order, those with neither support nor prediction
     left out."""
     report = Report(outcomes=[])
     categories = {c.value: Counts() for c in Category}
     severities = {s.value: Counts() for s in reversed(Severity)}
     for case in cases:
-        verdict = screen_fn(case.text)
+        verdict = screen_fn(case.text, case.context)
         if any(not result.answered for result in verdict.results):
             report.unanswered += 1
         outcome = Outcome(

@@ -1,12 +1,14 @@
 """The safety guard of the chat turn (conversations.screening), docs/safety.md.
 
-- The student's message: the offline line at once, when the turn begins; the configured
-  backends (SAFETY_BACKENDS) in a task of their own, concurrently with the prompt's assembly and
-  recall. What the offline line finds is recorded at once, what the backends add when they
-  answer (`recording.flag_record` merges both into one flag): a crisis found after the model was
-  called is still flagged and alerted.
-- Before the model: a crisis (from the offline line, or from the backends if they answered
-  within SAFETY_TURN_WAIT_SECONDS of the prompt being ready) makes a `Notice`: the crisis
+- The student's message: the offline line (the rules, then the learned screen with the
+  student's previous messages: safety.line) and the configured backends (SAFETY_BACKENDS) in
+  tasks of their own, concurrently with the prompt's assembly and recall. What the offline line
+  finds is recorded as soon as it answers, what the backends add when they answer
+  (`recording.flag_record` merges both into one flag): a crisis found after the model was called
+  is still flagged and alerted.
+- Before the model: a crisis (from the offline line, which the turn waits for up to
+  LINE_WAIT_SECONDS, or from the backends if they answered within SAFETY_TURN_WAIT_SECONDS of
+  the prompt being ready) makes a `Notice`: the crisis
   instructions in the student's language (their setting), a `safety` event with the resources, the resources
   added to the reply, and a reply of ours if the model cannot answer.
 - The reply: the offline line on its newest text as it streams, the text held back until it is
@@ -32,10 +34,10 @@ from conversations.models import Message
 from conversations.screening import SAFETY, Guard, Notice, ScreenTurn, TurnScreen
 from core.db import db_step
 from llm.tools import ToolEvent
-from safety import offline, recording, replies
+from safety import line, offline, recording, replies
 from safety.models import Flag
 from safety.resources import resources_for
-from safety.types import Category, Severity, Verdict, combine, rank
+from safety.types import BackendResult, Category, Severity, Verdict, combine, rank
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +53,11 @@ HOLD_WINDOW_CHARS = 400
 # and its end may make it refused); a longer run without one, up to its last space.
 HOLD_MAX_CHARS = 480
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+|\n")
+
+# How long the turn waits for the offline line's learned screen before the model (it takes
+# milliseconds once loaded); past it, the rules alone decide this turn's notice, and what the
+# learned screen finds is still recorded and alerted.
+LINE_WAIT_SECONDS = 2.0
 
 # The screening tasks still running (the loop keeps only weak references to tasks).
 _running: set[asyncio.Task[Any]] = set()
@@ -88,6 +95,7 @@ class _Screen(TurnScreen):
         self.turn = turn
         self.text = turn.message.content
         self.offline = offline.screen(self.text)
+        self.line_task = _spawn(self._screen_line())
         # The student's own setting, the language of their page: a crisis message, its help
         # lines and the reply come in the language the student reads, whatever this text is in.
         self.language = replies.language(turn.language)
@@ -119,8 +127,28 @@ class _Screen(TurnScreen):
         except Exception:
             logger.exception("message %s: the safety flag could not be recorded", message_id)
 
+    async def _screen_line(self) -> list[BackendResult]:
+        try:
+            return await db_step(
+                line.screen_stored,
+                message_id=self.turn.message.pk,
+                conversation_id=self.turn.conversation_id,
+                text=self.text,
+                rules=self.offline,
+            )
+        except Exception:
+            logger.exception("message %s: the learned screen failed; the rules alone", self.turn.message.pk)
+            return [self.offline]
+
+    async def _line(self, timeout: float | None = None) -> list[BackendResult]:
+        """The offline line's results, or the rules alone if the learned screen is not done in
+        `timeout` seconds."""
+        done, _ = await asyncio.wait({self.line_task}, timeout=timeout)
+        return self.line_task.result() if done else [self.offline]
+
     async def _screen_message(self) -> Verdict:
-        first = combine([self.offline])
+        offline_line = await self._line()
+        first = combine(offline_line)
         if first.signals:
             await self._record(first, source=Flag.Source.MESSAGE, message_id=self.turn.message.pk, excerpt=self.text)
         try:
@@ -130,13 +158,13 @@ class _Screen(TurnScreen):
             results = []
         if not results:
             return first
-        verdict = combine([self.offline, *results])
+        verdict = combine([*offline_line, *results])
         if verdict.signals:
             await self._record(verdict, source=Flag.Source.MESSAGE, message_id=self.turn.message.pk, excerpt=self.text)
         return verdict
 
     async def before_model(self) -> Notice | None:
-        verdict = combine([self.offline])
+        verdict = combine(await self._line(LINE_WAIT_SECONDS))
         if verdict.severity != Severity.CRISIS and settings.SAFETY_BACKENDS:
             done, _ = await asyncio.wait({self.message_task}, timeout=settings.SAFETY_TURN_WAIT_SECONDS)
             if self.message_task in done and self.message_task.exception() is None:

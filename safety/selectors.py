@@ -134,3 +134,16 @@ def flag_surrounding_messages(*, flag: Flag, around: int = SURROUNDING_MESSAGES)
         after = list(messages.filter(created_at__gt=at).order_by("seq")[:around])
         return [*reversed(before), *after]
     return []
+
+
+def message_context(*, conversation_id: int, before_id: int, size: int) -> list[str]:
+    """The texts of the student's last `size` messages of the conversation before message
+    `before_id`, oldest first: what the learned screen reads a message after."""
+    if size <= 0:
+        return []
+    rows = (
+        Message.objects.filter(conversation_id=conversation_id, role=Message.Role.STUDENT, pk__lt=before_id)
+        .order_by("-pk")
+        .values_list("content", flat=True)[:size]
+    )
+    return list(reversed(rows))

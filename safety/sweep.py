@@ -1,4 +1,5 @@
-"""The backstop of screening: the offline line once more on every student message, in id order,
+"""The backstop of screening: the offline line (the rules and the learned screen, as the turn
+runs them: safety.line) once more on every student message, in id order,
 shortly after its turn, so that a message whose screening was lost (its server process killed
 between storing the message and recording the flag) is still screened and alerted.
 
@@ -17,7 +18,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from conversations.models import Message
-from safety import offline, recording
+from safety import line, recording
 from safety.models import Flag, ScreeningCursor
 from safety.types import combine
 
@@ -50,7 +51,7 @@ def messages_sweep(*, settle_seconds: float = SETTLE_SECONDS, batch: int = BATCH
             if created_at > cutoff:
                 break
             cursor.last_id = pk
-            verdict = combine([offline.screen(content)])
+            verdict = combine(line.screen_stored(message_id=pk, conversation_id=conversation_id, text=content))
             if verdict.signals:
                 recording.flag_record(
                     student_id=student_id,

@@ -1,5 +1,6 @@
 """What a web or worker process does before its first request or task: load the local embedder
-(seconds of model start-up that would otherwise fall on the first student's message) and say in
+and the learned safety screen (seconds of model start-up that would otherwise fall on the first
+student's message) and say in
 the log which chat model, summary model, embedder and context windows it uses, and which classes
 have no crisis alert recipient of their own (safety.unrouted)."""
 
@@ -11,7 +12,7 @@ import time
 from core.db import connection_release
 from llm import gateway
 from memory.search import embeddings
-from safety import unrouted
+from safety import learned, unrouted
 
 logger = logging.getLogger("tutor.startup")
 
@@ -42,6 +43,7 @@ def warm_up() -> None:
             window.tokens,
             window.source,
         )
+    _warm_up_safety()
     try:
         backend = embeddings.backend_name()
         embedder = embeddings.get_embedder()
@@ -54,3 +56,16 @@ def warm_up() -> None:
         logger.info("embedder: %s %s, ready in %.1f s", backend, embedder.name, time.monotonic() - started)
     except Exception:
         logger.exception("embedder: could not be loaded; recall falls back to lexical until it can")
+
+
+def _warm_up_safety() -> None:
+    if not learned.enabled():
+        logger.info("safety: the rules alone (SAFETY_LEARNED is off)")
+        return
+    started = time.monotonic()
+    try:
+        learned.warm_up()
+    except Exception:
+        logger.exception("safety: the learned screen could not be loaded; the rules screen alone until it can")
+        return
+    logger.info("safety: the rules and the learned screen, ready in %.1f s", time.monotonic() - started)

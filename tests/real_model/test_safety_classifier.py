@@ -49,7 +49,7 @@ CRISIS = "i want to kill myself tonight, i can't do this anymore"
 
 def sample() -> list[Case]:
     """SAMPLE_SIZE cases of the labelled set, stratified by kind, severity and language."""
-    return stratified_sample(load_cases(ROOT / "tests/safety/messages.jsonl"), SAMPLE_SIZE, seed=SAMPLE_SEED)
+    return stratified_sample(load_cases(ROOT / "safety/corpus/train/messages.jsonl"), SAMPLE_SIZE, seed=SAMPLE_SEED)
 
 
 def test_the_sample_covers_crises_concerns_ordinary_talk_and_hyperbole_in_both_languages() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pytest
 
@@ -34,7 +35,7 @@ SCRIPT: dict[str, list[tuple[Category, Severity]]] = {
 }
 
 
-def scripted(text: str) -> Verdict:
+def scripted(text: str, context: Sequence[str] = ()) -> Verdict:
     signals = [Signal(category=c, severity=s, rule="scripted") for c, s in SCRIPT[text]]
     return combine([BackendResult(backend="scripted", answered=True, signals=signals)])
 
@@ -88,7 +89,7 @@ def test_markdown_has_a_row_per_class_and_the_totals():
 
 
 def test_a_backend_that_did_not_answer_is_counted():
-    def silent(text: str) -> Verdict:
+    def silent(text: str, context: Sequence[str] = ()) -> Verdict:
         return combine([BackendResult(backend="moderation", answered=False, error="timeout")])
 
     report = evaluate(silent, CASES[:2])
@@ -101,7 +102,7 @@ def test_load_cases_validates_labels(tmp_path):
     good.write_text(
         json.dumps({"text": "x", "language": "en", "category": "hate", "severity": "concern", "kind": "risk"}) + "\n\n"
     )
-    assert load_cases(good) == [Case("x", "en", "hate", "concern", "risk")]
+    assert load_cases(good) == [Case("x", "en", "hate", "concern", "risk", source="good")]
     for bad in (
         {"text": "x", "language": "en", "category": "hate", "severity": None, "kind": "risk"},
         {"text": "x", "language": "en", "category": "hate", "severity": "concern", "kind": "ordinary"},

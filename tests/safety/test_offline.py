@@ -3,6 +3,7 @@ depends on: crises found in both languages, hyperbole left alone, instructions n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -11,13 +12,15 @@ from safety import offline
 from safety.evaluation import Case, evaluate, load_cases
 from safety.types import Category, Severity, Verdict, combine, rank
 
-SET = Path(__file__).with_name("messages.jsonl")
+CORPUS = Path(__file__).resolve().parents[2] / "safety" / "corpus"
+SET = CORPUS / "train" / "messages.jsonl"
 # Categories whose signal of concern or above makes the guard replace a tutor reply
 # (safety.guard.REPLY_FAILS), besides self-harm instructions.
 REPLY_FAILS = {Category.SEXUAL, Category.SEXUAL_MINORS, Category.HATE, Category.HARASSMENT, Category.VIOLENCE}
 
 
-def verdict(text: str) -> Verdict:
+def verdict(text: str, context: Sequence[str] = ()) -> Verdict:
+    """The rules alone (they read the message only)."""
     return combine([offline.screen(text)])
 
 
@@ -47,10 +50,10 @@ def test_targets_on_the_labelled_set(cases):
 
 
 def test_no_regression_on_the_blind_set():
-    """tests/safety/holdout.jsonl, written without seeing the rules and measured once
+    """safety/corpus/blind/holdout.jsonl, written without seeing the rules and measured once
     (docs/safety.md): 27 of its 49 crises found, 4 false positives in 110. The rules are never
     tuned on it; this only keeps a change from losing what the line found there."""
-    report = evaluate(verdict, load_cases(SET.with_name("holdout.jsonl")))
+    report = evaluate(verdict, load_cases(CORPUS / "blind" / "holdout.jsonl"))
     assert report.crisis_recall() is not None and report.crisis_recall() >= 27 / 49, report.markdown()
     assert report.false_positive_rate is not None and report.false_positive_rate <= 4 / 110, report.markdown()
 

@@ -260,3 +260,18 @@ def test_a_clean_reply_streams_whole_and_in_order(school, clients, llm):
     streamed = "".join(data["content"] for name, data in events if name == "delta")
     assert streamed == clean
     assert [name for name, _ in events][-1] == "done" and events[-1][1]["content"] == clean
+
+
+def test_the_students_previous_messages_make_a_crisis_of_a_message_that_alone_is_not(school, clients, llm):
+    """The offline line reads a message after the student's previous ones in the conversation
+    (safety.line): the third message alone says little, after the first two it is a crisis."""
+    llm.script("chat", {"content": "I'm here."})
+    cid = start(clients["alice"])
+    for i, text in enumerate(("i cant do this anymore", "everyone would be better off without me")):
+        assert send(clients["alice"], cid, content=text, cmid=f"m{i}").status_code == 201
+    resp = send(clients["alice"], cid, content="i have the pills in my drawer", cmid="m2")
+    assert resp.status_code == 201, resp.content
+    [notice] = resp.json()["safety"]
+    assert notice["severity"] == "crisis"
+    flag = Flag.objects.get(message__content="i have the pills in my drawer")
+    assert flag.severity == "crisis" and flag.scores["learned"]["answered"]

@@ -23,6 +23,8 @@ SAFETY_BACKEND_TIMEOUT_SECONDS = env_float("SAFETY_BACKEND_TIMEOUT_SECONDS", 3.0
 SAFETY_TURN_WAIT_SECONDS = env_float("SAFETY_TURN_WAIT_SECONDS", 0.3)
 # Screen the tutor's replies (the offline line while streaming, the backends at the end).
 SAFETY_SCREEN_REPLIES = env_bool("SAFETY_SCREEN_REPLIES", True)
+# The learned screen beside the rules on students' messages (safety.learned, docs/safety.md).
+SAFETY_LEARNED = env_bool("SAFETY_LEARNED", True)
 # The queue's excerpt of a message or file.
 SAFETY_EXCERPT_CHARS = 500
 # Alerts: the sender, the webhook signing secret ("whsec_" + base64) for contacts with none of

@@ -1,0 +1,21 @@
+"""The offline line on a stored student message: its context read (the student's previous
+messages in the conversation, safety.selectors.message_context), then the rules and the learned
+screen (safety.learned.screen_message). The chat turn's guard and the sweep both screen a
+message this way, so that a message the sweep catches is judged as its turn would have."""
+
+from __future__ import annotations
+
+from safety import learned, offline
+from safety.selectors import message_context
+from safety.types import BackendResult
+
+
+def screen_stored(
+    *, message_id: int, conversation_id: int, text: str, rules: BackendResult | None = None
+) -> list[BackendResult]:
+    """The line's results on message `message_id` (`rules`: the rules' result if already known).
+    Reads the database when the learned screen is on; never raises for the screen itself."""
+    rules = rules if rules is not None else offline.screen(text)
+    size = learned.context_size()
+    context = message_context(conversation_id=conversation_id, before_id=message_id, size=size) if size else []
+    return learned.screen_message(text, context, rules)
