@@ -1,5 +1,6 @@
 """Recording what screening found: one `Flag` per screened item, kept up to date as slower
-backends answer, and the alerts it calls for.
+backends answer, and the alerts it calls for (a crisis, or a concern not kept quiet:
+`Verdict.alerts`; a quiet concern waits in the teachers' queue).
 
 `flag_record` is the one way a flag is made by screening. A flag is about one item (a student
 message, a file, a tutor reply): recording it again (a slower backend answered, a redelivered
@@ -18,7 +19,7 @@ from django.db import IntegrityError, transaction
 
 from core import background
 from safety.models import Flag, FlagAction
-from safety.types import Severity, Verdict, rank
+from safety.types import Verdict, rank
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ def _upsert(
     original_text: str,
 ) -> tuple[Flag, bool, bool]:
     """The item's flag, whether it was created, and whether it needs its alert (it reached
-    concern or crisis, or rose). A merge that changes nothing writes nothing."""
+    concern or crisis, or rose, and the verdict alerts). A merge that changes nothing writes
+    nothing."""
     severity, category = verdict.severity, verdict.category
     assert severity is not None and category is not None
     if file_id is not None:
@@ -124,7 +126,7 @@ def _upsert(
         )
         FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED, note=f"{severity} {category}")
         logger.info("safety flag %s: %s %s (%s)", flag.pk, severity, category, source)
-        return flag, True, rank(severity) >= rank(Severity.CONCERN)
+        return flag, True, verdict.alerts
     before = existing.severity
     scores = _merge_scores(existing.scores, verdict.scores())
     categories = sorted({*existing.categories, *verdict.categories})
@@ -140,4 +142,4 @@ def _upsert(
         FlagAction.objects.create(flag=existing, kind=FlagAction.Kind.NOTE, note=f"raised to {severity} {category}")
         logger.info("safety flag %s: raised from %s to %s %s", existing.pk, before, severity, category)
     existing.save()
-    return existing, False, raised and rank(severity) >= rank(Severity.CONCERN)
+    return existing, False, raised and verdict.alerts

@@ -43,12 +43,14 @@ def rank(severity: str | None) -> int:
 @dataclass(frozen=True)
 class Signal:
     """One backend's finding: `score` in [0, 1] (1 for a rule that matched), `rule` what fired
-    (a rule's name, a moderation category), for staff."""
+    (a rule's name, a moderation category), for staff. A `quiet` concern goes to the teachers'
+    queue without an alert (the learned screen's concerns: safety.learned)."""
 
     category: Category
     severity: Severity
     score: float = 1.0
     rule: str = ""
+    quiet: bool = False
 
     def __post_init__(self) -> None:
         # Sexual content involving minors is always the highest severity.
@@ -73,7 +75,13 @@ class BackendResult:
             "answered": self.answered,
             "scores": self.scores,
             "signals": [
-                {"category": s.category.value, "severity": s.severity.value, "score": s.score, "rule": s.rule}
+                {
+                    "category": s.category.value,
+                    "severity": s.severity.value,
+                    "score": s.score,
+                    "rule": s.rule,
+                    **({"quiet": True} if s.quiet else {}),
+                }
                 for s in self.signals
             ],
             "error": self.error,
@@ -101,6 +109,17 @@ class Verdict:
         if not self.signals:
             return None
         return max(self.signals, key=lambda s: (rank(s.severity), s.score)).category
+
+    @property
+    def alerts(self) -> bool:
+        """Whether it calls for an alert: a crisis, or a concern that some signal at concern
+        level does not keep quiet."""
+        severity = self.severity
+        if severity == Severity.CRISIS:
+            return True
+        return severity == Severity.CONCERN and any(
+            s.severity == Severity.CONCERN and not s.quiet for s in self.signals
+        )
 
     @property
     def categories(self) -> list[str]:

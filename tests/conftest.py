@@ -266,6 +266,15 @@ def clients(school: dict[str, Any]) -> dict[str, APIClient]:
     return {name: client_for(user) for name, user in school.items() if isinstance(user, User)}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _safety_screen_loaded() -> None:
+    """The learned safety screen loaded once per test process, as a web process loads it at
+    start-up (tutor.startup): its seconds of loading never fall on a test's first turn."""
+    from safety import learned
+
+    learned.warm_up()
+
+
 @pytest.fixture(scope="session")
 def llm_server() -> Iterator[ScriptedLLM]:
     server = ScriptedLLM().start()

@@ -10,9 +10,11 @@ Contract:
   `BackendResult`s to combine (safety.types.combine). Never raises.
   - The learned result ("learned") has at most one signal (safety.learned.model) and its
     probabilities as `scores`.
-  - A crisis of the rules that the learned screen does not confirm becomes a concern (its rule
-    named "...:unconfirmed"): a teacher is still told, but a joke such as "kms this essay lol" is
-    not a crisis. Sexual content involving minors stays a crisis (safety.types.Signal).
+  - A crisis of the rules that the learned screen does not confirm becomes a quiet concern (its
+    rule named "...:unconfirmed"): it waits in the teachers' queue, but a joke such as "kms this
+    essay lol" is not a crisis. Sexual content involving minors stays a crisis
+    (safety.types.Signal).
+  - The learned screen's own concerns are quiet too: the teachers' queue, without an alert.
   - When the learned screen is off (`SAFETY_LEARNED=false`) or fails, its result says so
     (`answered` False, `error`) and the rules stand unchanged.
 - `warm_up()` loads the head and its embedders now rather than on the first message (the web
@@ -92,7 +94,7 @@ def _learned(text: str, context: Sequence[str], rules: BackendResult) -> tuple[B
 
 def _unconfirmed(rules: BackendResult) -> BackendResult:
     signals = [
-        dataclasses.replace(s, severity=Severity.CONCERN, rule=f"{s.rule}:unconfirmed")
+        dataclasses.replace(s, severity=Severity.CONCERN, rule=f"{s.rule}:unconfirmed", quiet=True)
         if s.severity == Severity.CRISIS and s.category != Category.SEXUAL_MINORS
         else s
         for s in rules.signals

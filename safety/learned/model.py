@@ -11,9 +11,9 @@ Contract:
 - `Head.signal(...)` turns them into at most one `Signal`:
   - a crisis when P(crisis) reaches `threshold_crisis`, in the most likely category among
     those a crisis can be (CRISIS_CATEGORIES);
-  - else a concern when P(flag) reaches `threshold_flag`, in the most likely category but
-    sexual content involving minors (a concern of that category would be raised to a crisis:
-    the crisis head decides those);
+  - else a quiet concern (to the teachers' queue, without an alert) when P(flag) reaches
+    `threshold_flag`, in the most likely category but sexual content involving minors (a
+    concern of that category would be raised to a crisis: the crisis head decides those);
   - else nothing. The rules give the info-level signals.
 - Rows of the weights: 0 the crisis head, 1 the flag head (both logistic), then one per category
   (a softmax over them).
@@ -125,7 +125,13 @@ class Head:
         else:
             return None
         best = max((i for i, c in enumerate(CATEGORIES) if c in allowed), key=lambda i: p.categories[i])
-        return Signal(CATEGORIES[best], severity, score=round(float(score), 3), rule=f"learned.{severity.value}")
+        return Signal(
+            CATEGORIES[best],
+            severity,
+            score=round(float(score), 3),
+            rule=f"learned.{severity.value}",
+            quiet=severity == Severity.CONCERN,
+        )
 
 
 def _probabilities(logits: np.ndarray) -> list[Probabilities]:

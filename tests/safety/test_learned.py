@@ -12,28 +12,29 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from safety import learned, offline
+from safety import learned, offline, recording
 from safety.evaluation import evaluate, load_cases
 from safety.learned.model import HEAD_PATH, Head
 from safety.learned.train import digest
-from safety.types import Category, Severity, Verdict, combine
+from safety.models import Flag
+from safety.types import BackendResult, Category, Severity, Signal, Verdict, combine
 
 CORPUS = Path(__file__).resolve().parents[2] / "safety" / "corpus"
 BLIND = sorted((CORPUS / "blind").glob("*.jsonl"))
-# Measured once on the blind sets with the shipped head (docs/safety.md, "Measured figures");
-# a change that loses what the line found there fails. Per language: crisis found as crisis (at
+# Just under what the shipped head measured on the blind sets (docs/safety.md, "Evaluation"): a
+# change that loses what the line found there fails. Per language: crisis found as crisis (at
 # least), concern flagged at any level (at least), ordinary and hyperbole flagged as crisis (at
 # most).
 FLOORS = {
     "fr": {
-        "crisis found as crisis": 0.0,
-        "concern flagged at any level": 0.0,
-        "ordinary and hyperbole flagged as crisis": 1.0,
+        "crisis found as crisis": 0.90,
+        "concern flagged at any level": 0.73,
+        "ordinary and hyperbole flagged as crisis": 0.02,
     },
     "en": {
-        "crisis found as crisis": 0.0,
-        "concern flagged at any level": 0.0,
-        "ordinary and hyperbole flagged as crisis": 1.0,
+        "crisis found as crisis": 0.87,
+        "concern flagged at any level": 0.73,
+        "ordinary and hyperbole flagged as crisis": 0.015,
     },
 }
 
@@ -135,3 +136,21 @@ def test_training_writes_a_head_the_screen_reads(tmp_path):
     assert json.loads(json.dumps(head.card["development"]))["all"]["crisis"] > 0
     p = head.probabilities("je veux en finir ce soir", [], offline.screen("je veux en finir ce soir").signals)
     assert 0 <= p.crisis <= 1 and abs(float(p.categories.sum()) - 1) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("signal", "alerted"),
+    [
+        (Signal(Category.DISTRESS, Severity.CONCERN, 0.95, "learned.concern", quiet=True), False),
+        (Signal(Category.SELF_HARM, Severity.CONCERN, 1.0, "en.self_harm.intent:unconfirmed", quiet=True), False),
+        (Signal(Category.DISTRESS, Severity.CONCERN, 1.0, "en.distress.hopeless"), True),
+        (Signal(Category.SELF_HARM, Severity.CRISIS, 0.9, "learned.crisis"), True),
+    ],
+)
+def test_a_quiet_concern_waits_in_the_teachers_queue_without_an_alert(school, monkeypatch, signal, alerted):
+    enqueued: list[str] = []
+    monkeypatch.setattr(recording.background, "enqueue", lambda name, *args, **kwargs: enqueued.append(name))
+    verdict = combine([BackendResult("learned", answered=True, signals=[signal])])
+    flag = recording.flag_record(student_id=school["alice"].pk, source=Flag.Source.MESSAGE, verdict=verdict)
+    assert flag is not None and flag.severity == signal.severity
+    assert ("safety.tasks.flag_alert" in enqueued) is alerted
