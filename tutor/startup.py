@@ -7,6 +7,7 @@ have no crisis alert recipient of their own (safety.unrouted)."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from core.db import connection_release
@@ -59,13 +60,20 @@ def warm_up() -> None:
 
 
 def _warm_up_safety() -> None:
+    """Load the learned safety screen in a thread of its own: the process serves at once, and a
+    message screened before it is loaded waits for it (safety.guard.LINE_WAIT_SECONDS in a
+    turn, then the rules alone decide the turn's notice)."""
     if not learned.enabled():
         logger.info("safety: the rules alone (SAFETY_LEARNED is off)")
         return
-    started = time.monotonic()
-    try:
-        learned.warm_up()
-    except Exception:
-        logger.exception("safety: the learned screen could not be loaded; the rules screen alone until it can")
-        return
-    logger.info("safety: the rules and the learned screen, ready in %.1f s", time.monotonic() - started)
+
+    def load() -> None:
+        started = time.monotonic()
+        try:
+            learned.warm_up()
+        except Exception:
+            logger.exception("safety: the learned screen could not be loaded; the rules screen alone until it can")
+            return
+        logger.info("safety: the rules and the learned screen, ready in %.1f s", time.monotonic() - started)
+
+    threading.Thread(target=load, name="safety-warm-up", daemon=True).start()
