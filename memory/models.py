@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from memory.fields import VectorField, VectorListField
+from memory.fields import HalfVectorField, VectorField, VectorListField
 
 
 class AIMemoryQuerySet(models.QuerySet["AIMemory"]):
@@ -291,6 +291,35 @@ class MemoryEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} ({self.model}, {self.dim})"
+
+
+class HalfVector(models.Model):
+    """A memory's whole-text vector again, in half precision, narrow: what recall's scan reads on
+    PostgreSQL (memory.search.vector_search), half the bytes of the vector and none of the rest of
+    its MemoryEmbedding row. Its primary key (student, model, dim, memory) INCLUDEs the vector
+    (migration 0018), so one student's vectors are one range of that index, read by an
+    index-only scan wherever their rows lie in the table. The scan only shortlists: the
+    shortlist is scored again from MemoryEmbedding's float32 vectors, so what recall returns
+    does not depend on this copy's precision.
+
+    Written by a trigger on memory_memoryembedding (migration 0018), never by the app: every
+    write to a vector, whoever makes it (the services, the admin, a data fix in SQL), changes
+    its copy in the same transaction. Rows cascade from the memory and the student. Used on
+    PostgreSQL only; the table stays empty on SQLite, whose vector cache reads MemoryEmbedding.
+    """
+
+    pk = models.CompositePrimaryKey("student_id", "model", "dim", "memory_id")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    model = models.CharField(max_length=200)
+    dim = models.PositiveIntegerField()
+    memory = models.OneToOneField(AIMemory, on_delete=models.CASCADE, related_name="+")
+    vector = HalfVectorField()
+
+    class Meta:
+        db_table = "memory_halfvector"
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} ({self.model}, {self.dim}, half precision)"
 
 
 class StudentMemoryRevision(models.Model):

@@ -1,6 +1,8 @@
 """PostgreSQL's recall statements: the lexical ones read the postings by an index-only scan, the
 hot ones are prepared once per connection, and the vector statement ranks as documented
-(memory.search.vector_search), checked against the same ranking computed in numpy."""
+(memory.search.vector_search), checked against the same ranking computed in numpy; its scan
+reads the half-precision copy of the vectors by an index-only scan, which a trigger keeps
+equal to the vectors whatever writes them, and ranks exactly as the float32 scan does."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory.models import AIMemory, MemoryEmbedding
+from memory.fields import vector_text
+from memory.models import AIMemory, HalfVector, MemoryEmbedding
 from memory.search import postings, vector_search
 from tests.conftest import make_user
 
@@ -189,3 +192,115 @@ def test_the_hot_statements_are_prepared_once_per_connection(settings: Any) -> N
         prepared = [row[0] for row in cursor.fetchall()]
     assert sum("memory_memoryembedding" in sql and "sentence_vectors" in sql for sql in prepared) == 1, prepared
     assert sum("memory_student_stats" in sql for sql in prepared) == 1, prepared
+
+
+def _search(student: Any, q: np.ndarray, *, depth: int = 5, extra: list[int] | None = None) -> vector_search.Ranked:
+    return vector_search.search(
+        student_id=student.pk, model=MODEL, query=q.astype(np.float32), topic=_unit(np.random.default_rng(1), 1)[0],
+        depth=depth, extra=extra or [], shortlist=12, mix=0.5, half_life_days=0.0, decay_floor=0.2, now=timezone.now(),
+    )  # fmt: skip
+
+
+def _same(a: vector_search.Ranked, b: vector_search.Ranked) -> bool:
+    return a.top == b.top and all(
+        np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True)
+        for name in ("ids", "scores", "created", "topic")
+    )
+
+
+def test_the_scan_reads_one_student_s_half_precision_vectors_from_the_covering_index_alone() -> None:
+    rng = np.random.default_rng(4)
+    student = make_user("pg-half-plan")
+    _memories(student, rng, 30)
+    _memories(make_user("pg-half-plan-other"), rng, 30)
+    q = vector_text(_unit(rng, 1)[0])
+    params: dict[str, Any] = {
+        "q": q, "q_half": q, "topic": None, "student": student.pk, "model": MODEL, "dim": DIM, "shortlist": 12,
+        "fetch": 12 + vector_search.SPARE, "margin": 0.01, "mix": 0.5, "half_life": 0.0, "floor": 0.2,
+        "now": timezone.now(), "depth": 5, "extra": [],
+    }  # fmt: skip
+    plan = _plan(vector_search.SQL, params)
+    scans = [line for line in plan.splitlines() if "memory_halfvector" in line]
+    assert scans and all("Index Only Scan using memory_halfvector_pkey" in line for line in scans), plan
+
+
+@pytest.mark.parametrize(("alike", "path"), [(60, "half"), (130, "exact")])
+def test_vectors_alike_get_the_float32_scan_s_shortlist(monkeypatch: Any, alike: int, path: str) -> None:
+    """Memories whose vectors are the same one give or take far less than half precision's
+    rounding (a student's notes written from one template) are all within the margin of the
+    shortlist's last one: the half-precision scan keeps them all and scores them again in float32
+    (60 of them, within SPARE), or leaves the ranking to the float32 scan (130, beyond it). The
+    result is the float32 scan's to the last bit either way, as with SPARE 0, where the scan never
+    certifies its shortlist and the float32 scan always runs."""
+    rng = np.random.default_rng(8)
+    student = make_user("pg-alike")
+    base = _unit(rng, 1)[0]
+    now = timezone.now()
+    for i in range(alike + 20):
+        memory = AIMemory.objects.create(student=student, kind="note", title=f"a{i}", content="x", created_at=now)
+        if i < alike:
+            whole = base + rng.standard_normal(DIM).astype(np.float32) * 1e-3
+            whole /= np.linalg.norm(whole)
+        else:
+            whole = _unit(rng, 1)[0]
+        sentences = _unit(rng, 2)
+        MemoryEmbedding.objects.create(
+            memory=memory, student=student, model=MODEL, dim=DIM, vector=whole, sentences=2,
+            sentence_vectors=sentences, text_hash="x",
+        )  # fmt: skip
+    q = base + _unit(rng, 1)[0] * 0.3
+    q /= np.linalg.norm(q)
+    extra = [memory.pk for memory in AIMemory.objects.filter(student=student).order_by("-id")[:3]]
+    vector_search.scan_paths.clear()
+    found = _search(student, q, extra=extra)
+    assert vector_search.scan_paths == {path: 1}
+    monkeypatch.setattr(vector_search, "SPARE", 0)
+    exact = _search(student, q, extra=extra)
+    assert vector_search.scan_paths == {path: 1, "exact": 1} if path == "half" else {"exact": 2}
+    assert _same(found, exact)
+
+
+def _copies() -> dict[int, tuple[int, str, int, np.ndarray]]:
+    return {row.memory_id: (row.student_id, row.model, row.dim, row.vector) for row in HalfVector.objects.all()}
+
+
+def test_the_half_precision_copy_follows_every_write_to_a_vector() -> None:
+    """Written, replaced (the same model or another), deleted: through the ORM or in SQL, the
+    copy is the vector rounded to half precision, in the same transaction, and it goes with the
+    vector or the memory."""
+    rng = np.random.default_rng(6)
+    student = make_user("pg-copy")
+    (kept, _, _, _), (replaced, _, _, _), (dropped, _, _, _), (erased, _, _, _) = _memories(student, rng, 4)
+
+    def expected(memory_id: int) -> tuple[int, str, int, np.ndarray]:
+        row = MemoryEmbedding.objects.get(memory_id=memory_id)
+        return student.pk, row.model, row.dim, row.vector.astype(np.float16).astype(np.float32)
+
+    def check(present: list[int]) -> None:
+        copies = _copies()
+        assert sorted(copies) == sorted(present)
+        for pk in present:
+            student_id, model, dim, vector = copies[pk]
+            want = expected(pk)
+            assert (student_id, model, dim) == want[:3] and np.array_equal(vector, want[3])
+
+    check([kept, replaced, dropped, erased])
+    embedding = MemoryEmbedding.objects.get(memory_id=replaced)
+    embedding.vector = _unit(rng, 1)[0]
+    embedding.save()
+    check([kept, replaced, dropped, erased])
+    MemoryEmbedding.objects.filter(memory_id=replaced).update(
+        model="test:another-8", dim=8, vector=_unit(rng, 1)[0][:8]
+    )
+    check([kept, replaced, dropped, erased])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memory_memoryembedding SET vector = %s::vector WHERE memory_id = %s",
+            [vector_text(_unit(rng, 1)[0]), kept],
+        )
+        cursor.execute("DELETE FROM memory_memoryembedding WHERE memory_id = %s", [dropped])
+    check([kept, replaced, erased])
+    AIMemory.objects.filter(pk=erased).delete()
+    check([kept, replaced])
+    MemoryEmbedding.objects.filter(memory_id=kept).update(revision=5)  # not a vector: the copy stays as it is
+    check([kept, replaced])

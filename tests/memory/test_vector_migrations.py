@@ -196,3 +196,43 @@ def test_a_postgresql_without_pgvector_gets_a_clear_error_and_no_half_migration(
     finally:
         with psycopg.connect(server, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.postgresql_only
+def test_migrate_copies_the_vectors_to_half_precision_in_batches(fresh_database):
+    """0019 copies every vector stored before 0018 into memory_halfvector, more than one batch of
+    them; a vector written after 0018 (whose trigger copied it already) keeps its copy."""
+    db = fresh_database
+    _manage(db.url, "migrate", "--noinput")
+    _manage(db.url, "migrate", "memory", "0017", "--noinput")
+    script = "from accounts.models import User; print(User.objects.create_user(username='half', password='x').pk)"
+    student = int(_manage(db.url, "shell", "-c", script).stdout.split()[-1])
+    count = 2100  # more than 0019's batch of 2,000
+    db.sql(
+        "INSERT INTO memory_aimemory (student_id, kind, title, content, source, token_count, status, visibility,"
+        " archived_reason, source_ref, needs_review, confidence, created_at, updated_at, revision, evidence, model,"
+        " successes, failures, recall_count, confirmed_at)"
+        " SELECT %s, 'note', 'n' || i, 'Text.', 'teacher', 0, 'active', 'student', '', '', false, 1.0,"
+        " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 0, '[]', '', 0, 0, 0, NULL FROM generate_series(1, %s) i",
+        (student, count),
+    )
+    db.sql(
+        "INSERT INTO memory_memoryembedding (memory_id, student_id, model, dim, vector, sentences, sentence_vectors,"
+        " text_hash, updated_at, revision)"
+        " SELECT id, student_id, 'test', 3, ('[' || mod(id, 97) / 97.0 || ',0.5,' || 1.0 / id || ']')::vector, 0,"
+        " '{}', 'h', CURRENT_TIMESTAMP, 0 FROM memory_aimemory"
+    )
+    _manage(db.url, "migrate", "memory", "0018", "--noinput")
+    assert db.sql("SELECT count(*) FROM memory_halfvector") == [(0,)]
+    (first,) = db.sql("SELECT min(memory_id) FROM memory_memoryembedding")[0]
+    db.sql("UPDATE memory_memoryembedding SET vector = '[0.25,0.25,0.25]' WHERE memory_id = %s", (first,))
+
+    _manage(db.url, "migrate", "--noinput")
+    assert db.sql("SELECT count(*) FROM memory_halfvector") == [(count,)]
+    assert db.sql(
+        "SELECT count(*) FROM memory_memoryembedding e JOIN memory_halfvector h USING (memory_id)"
+        " WHERE h.vector = e.vector::halfvec AND (h.student_id, h.model, h.dim) = (e.student_id, e.model, e.dim)"
+    ) == [(count,)]
+    assert db.sql("SELECT vector::text FROM memory_halfvector WHERE memory_id = %s", (first,)) == [
+        ("[0.25,0.25,0.25]",)
+    ]
