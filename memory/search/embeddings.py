@@ -97,8 +97,8 @@ class LocalEmbedder:
 
     Its vectors are sentence-transformers' for the same model and text within 1e-4 cosine
     (tests/memory/test_onnx_embedder.py), so vectors stored by an earlier torch-based embedder
-    keep their name and need no re-embedding. The model is loaded once per process (about 170 MB
-    of resident memory, no torch) and runs on EMBEDDINGS_LOCAL_THREADS ONNX Runtime threads (1 by
+    keep their name and need no re-embedding. The model is loaded once per process (no torch; its
+    memory is in docs/recall.md) and runs on EMBEDDINGS_LOCAL_THREADS ONNX Runtime threads (1 by
     default: a query embedding on two threads waits for both cores, which a loaded machine rarely
     has free; 0: one per core).
     """
@@ -219,7 +219,7 @@ def _chunks(texts: list[str], size: int) -> Iterator[list[str]]:
         yield texts[start : start + size]
 
 
-LOCAL_REQUIREMENTS = (LOCAL_PACKAGE, "onnxruntime", "onnx", "tokenizers", "safetensors")
+LOCAL_REQUIREMENTS = (LOCAL_PACKAGE, "onnxruntime", "onnx", "tokenizers")
 
 
 def local_available() -> bool:

@@ -3,10 +3,12 @@
 The package ships the model as sentence-transformers would load it (BERT weights in
 `model.safetensors`, the WordPiece `tokenizer.json`, the pooling config), not as an ONNX file,
 and no maintained package ships the fp32 ONNX file (docs/recall.md, "Local embedder"). So this
-module writes the BERT encoder as an ONNX graph with the `onnx` package's helpers, in memory,
-from those weights read with `safetensors` (numpy, no torch), and hands the serialised graph to
-ONNX Runtime. Nothing is downloaded and nothing is written to disk; building the graph takes well
-under a second, once per process.
+module writes the BERT encoder as an ONNX graph with the `onnx` package's helpers, in memory, and
+hands the serialised graph to ONNX Runtime with the weights as views of the weight file mapped in
+memory (numpy, no torch; the `safetensors` package would copy every tensor into the process).
+Nothing is downloaded and nothing is written to disk; building the graph takes well under a
+second, once per process. Once ONNX Runtime has made the weights it computes with (fused and
+pre-packed), the process lets go of the file's pages.
 
 The graph is BERT as `transformers.BertModel` computes it in eval mode (no dropout), token type 0
 for every token, followed by sentence-transformers' pooling for this model: the mean of the last
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +52,36 @@ def load_tokenizer(directory: Path) -> Any:
     return tokenizer
 
 
-def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray]]:
-    """(the serialised ONNX model, its initializers by name). The model's inputs are `input_ids`
-    and `attention_mask` (int64, batch x sequence), its output `embedding` (float32, batch x
-    hidden), the masked mean of the last layer. Its weight matrices are declared as external data
-    and given to ONNX Runtime as the arrays themselves (`add_external_initializers`), so that the
-    weights are held once, not also in the serialised model and in ONNX Runtime's copy of it."""
+def read_weights(path: Path) -> tuple[mmap.mmap, dict[str, np.ndarray]]:
+    """(the safetensors file mapped in memory, its tensors by name as read-only views of it): the
+    format is an 8-byte header length, a JSON header of each tensor's dtype, shape and byte range,
+    then the data. Nothing is read until used, and what is read is the page cache's, shared by
+    every process that maps the file."""
+    with path.open("rb") as f:
+        length = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(length))
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    data = np.frombuffer(mapped, dtype=np.uint8, offset=8 + length)
+    dtypes = {"F32": "<f4", "I64": "<i8"}
+    tensors = {
+        name: data[entry["data_offsets"][0] : entry["data_offsets"][1]]
+        .view(dtypes[entry["dtype"]])
+        .reshape(entry["shape"])
+        for name, entry in header.items()
+        if name != "__metadata__"
+    }
+    return mapped, tensors
+
+
+def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray], mmap.mmap]:
+    """(the serialised ONNX model, its initializers by name, the weight file they are views of).
+    The model's inputs are `input_ids` and `attention_mask` (int64, batch x sequence), its output
+    `embedding` (float32, batch x hidden), the masked mean of the last layer. Its weight matrices
+    are declared as external data and given to ONNX Runtime as views of the mapped weight file
+    (`add_external_initializers`): not copied into the serialised model, nor read into this
+    process's own memory, and used as stored (a linear layer's (out, in) matrix is read
+    transposed by FusedMatMul, not copied transposed)."""
     from onnx import TensorProto, helper, numpy_helper
-    from safetensors.numpy import load_file
 
     config = json.loads((directory / "config.json").read_text())
     pooling = json.loads((directory / "1_Pooling" / "config.json").read_text())
@@ -71,7 +96,7 @@ def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray]]:
     heads = int(config["num_attention_heads"])
     head_size = hidden // heads
     eps = float(config["layer_norm_eps"])
-    weights = load_file(str(directory / "model.safetensors"))
+    mapped, weights = read_weights(directory / "model.safetensors")
 
     initializers: list[Any] = []
     arrays: dict[str, np.ndarray] = {}
@@ -95,10 +120,11 @@ def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray]]:
         return name
 
     def linear(x: str, prefix: str, out: str) -> str:
-        # torch.nn.Linear keeps (out, in); MatMul wants (in, out).
-        weight = const(f"{prefix}.weight.T", weights[f"{prefix}.weight"].T)
+        # torch.nn.Linear keeps (out, in): ONNX Runtime's FusedMatMul reads it transposed, as stored.
+        weight = const(f"{prefix}.weight", weights[f"{prefix}.weight"])
         bias = const(f"{prefix}.bias", weights[f"{prefix}.bias"])
-        return node("Add", [node("MatMul", [x, weight], f"{out}.mm"), bias], out)
+        product = node("FusedMatMul", [x, weight], f"{out}.mm", domain="com.microsoft", transB=1)
+        return node("Add", [product, bias], out)
 
     def layer_norm(x: str, prefix: str, out: str) -> str:
         scale = const(f"{prefix}.weight", weights[f"{prefix}.weight"])
@@ -202,10 +228,12 @@ def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray]]:
         initializer=initializers,
     )
     model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="tutor.memory.search.minilm_onnx"
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)],
+        producer_name="tutor.memory.search.minilm_onnx",
     )
     model.ir_version = 8
-    return bytes(model.SerializeToString()), arrays
+    return bytes(model.SerializeToString()), arrays, mapped
 
 
 class MiniLM:
@@ -225,11 +253,16 @@ class MiniLM:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
         self.threads = threads
-        graph, arrays = build_graph(directory)
-        # ONNX Runtime reads these arrays in place: they live as long as the session.
-        self._weights = arrays
+        graph, arrays, mapped = build_graph(directory)
+        # ONNX Runtime reads these arrays in place: they (and the file they map) live as long as
+        # the session.
+        self._weights, self._mapped = arrays, mapped
         options.add_external_initializers(list(arrays), [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays.values()])
         self.session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        # ONNX Runtime computes with weights of its own now (fused and pre-packed when the session
+        # was built): this process lets go of the pages it read from the file. Any it reads again
+        # comes back from the page cache, the file being mapped read-only.
+        mapped.madvise(mmap.MADV_DONTNEED)
 
     def tokenize(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(input_ids, attention_mask), int64, padded to the longest text of `texts`."""
