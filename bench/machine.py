@@ -42,10 +42,12 @@ def load() -> float:
 
 
 def process_mb(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM (the peak) of a process, in MB: {"rss": ..., "peak": ...}."""
+    """VmRSS, VmHWM (the peak), RssAnon (the process's own memory) and RssFile (mapped files: the
+    page cache's, shared between processes) of a process, in MB: {"rss", "peak", "anon", "file"}."""
+    names = {"VmRSS": "rss", "VmHWM": "peak", "RssAnon": "anon", "RssFile": "file"}
     out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            out["rss" if key == "VmRSS" else "peak"] = round(int(value.split()[0]) / 1024, 1)
+        if key in names:
+            out[names[key]] = round(int(value.split()[0]) / 1024, 1)
     return out

@@ -33,8 +33,10 @@ Reported for each size (milliseconds, over the queries, without the query embedd
 - how the lexical queries ended (pruned / fallback / full, see memory.search.fts), and EXPLAIN ANALYZE
   of the vector statement for one query;
 - with `--compare TREE`: recall from another checkout (the base of a change) against this one,
-  each in a warm process of its own, query by query, alternating which goes first (`compare`);
-  the other checkout reads a copy of the database without the postings' covering index.
+  each in a warm process of its own, on the same database, query by query, alternating which
+  goes first (`compare`), and whether both returned the same memories in the same order;
+- how the vector statement found its shortlists (`vector_scan_paths`: "half", from the
+  half-precision copy, or "exact", the float32 scan; see memory.search.vector_search).
 `--smoke` is the smallest run, for CI. `--hnsw-locomo RECALL_SET` measures pgvector's HNSW index
 against the exact scan on real MiniLM vectors instead (`hnsw_locomo`).
 Another student's 10,000 memories (`--neighbour`) are in the same tables throughout, as in
@@ -294,6 +296,12 @@ def populate(
         return embeddings.normalise(vrng.standard_normal((count, DIM)).astype(np.float32))
 
     t = time.monotonic()
+    if connection.vendor == "postgresql":
+        # Commits flushed as in production: VACUUM marks a page all-visible (what index-only scans
+        # need) only once the commits of its rows are flushed, which synchronous_commit off
+        # (scripts/pgsearch.py) leaves for later.
+        with connection.cursor() as cursor:
+            cursor.execute("SET synchronous_commit = on")
     seed = _seed_postgresql if connection.vendor == "postgresql" else _seed_sqlite
     ids = seed(student, texts, vectors, model)
     timings["copy_s"] = time.monotonic() - t
@@ -317,6 +325,7 @@ def populate(
             for table in (
                 "memory_aimemory",
                 "memory_memoryembedding",
+                "memory_halfvector",
                 "memory_posting",
                 "memory_term_stats",
                 "memory_student_stats",
@@ -396,6 +405,7 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
     for q, qv in zip(queries[:5], qvecs[:5], strict=True):
         run(q, qv, "hybrid")
     postings.search_paths.clear()
+    vector_search.scan_paths.clear()
     embedder.topics = 0
     # Each query runs with the default config and without the topic signal, in alternating
     # order, so that the topic's cost is a ratio measured in the same run on the same student.
@@ -413,6 +423,7 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
             else:
                 without_topic.append(result.search_ms)
     paths = dict(postings.search_paths)
+    scans = dict(vector_search.scan_paths)
     topics = embedder.topics
     lexical = []
     for q in queries:
@@ -430,6 +441,7 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
         "steps_p50_ms": {key: round(float(np.median(values)), 2) for key, values in steps.items()},
         "queries_with_a_topic_text": topics,
         "lexical_paths": paths,
+        "vector_scan_paths": scans,
         "vector_statements_per_hybrid_recall": len(seen),
         "vector_plan": explain(*seen[0]) if seen else "",
     }
@@ -498,75 +510,42 @@ class Worker:
         self.process.wait(timeout=60)
 
 
-def _database_url(name: str) -> str:
-    """DATABASE_URL with another database name."""
-    url = os.environ["DATABASE_URL"]
-    return url.rsplit("/", 1)[0] + "/" + name
-
-
-@contextmanager
-def base_database() -> Iterator[str]:
-    """A copy of the bench's database (CREATE DATABASE ... TEMPLATE) without what the base tree's
-    schema lacks (tf and doc_len in the postings' primary key), for the base's recall; dropped at the end."""
-    import psycopg
-
-    name = connection.settings_dict["NAME"]
-    copy = f"{name}_base"
-    connection.close()
-    if hasattr(connection, "close_pool"):
-        connection.close_pool()
-    admin = _database_url("postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{copy}"')
-        conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
-    try:
-        with psycopg.connect(_database_url(copy), autocommit=True) as conn:
-            conn.execute(
-                "ALTER TABLE memory_posting DROP CONSTRAINT memory_posting_pkey, "
-                "ADD CONSTRAINT memory_posting_pkey PRIMARY KEY (student_id, term, memory_id)"
-            )
-            conn.execute("VACUUM ANALYZE memory_posting")
-        yield _database_url(copy)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
-
-
 def compare(student: User, queries: list[str], qvecs: np.ndarray, base: Path) -> dict[str, Any]:
-    """Recall in the base tree (on a copy of the database without the covering index) and in
-    this one, query by query, alternating which goes first; each in its own process, warm."""
-    with base_database() as base_url:
-        workers = {"base": Worker(base, base_url), "new": Worker(Path(__file__).resolve().parent.parent,
-                                                                  os.environ["DATABASE_URL"])}  # fmt: skip
-        try:
-            out: dict[str, Any] = {}
-            for strategy, topic in (("hybrid", True), ("hybrid", False), ("lexical", True), ("semantic", True)):
-                times: dict[str, list[float]] = {"base": [], "new": []}
-                same = 0
-                jobs = [
-                    {"student": student.pk, "query": q, "vector": qv.tolist(), "topic": topic, "strategy": strategy}
-                    for q, qv in zip(queries, qvecs, strict=True)
-                ]
-                for job in jobs[:5]:  # warm-up
-                    for worker in workers.values():
-                        worker.ask(job)
-                for i, job in enumerate(jobs):
-                    order = ["base", "new"] if i % 2 == 0 else ["new", "base"]
-                    answers = {name: workers[name].ask(job) for name in order}
-                    for name, answer in answers.items():
-                        times[name].append(answer["ms"])
-                    same += answers["base"]["ids"] == answers["new"]["ids"]
-                key = strategy + ("" if topic else "_without_topic")
-                out[key] = {
-                    "base": summary(times["base"]),
-                    "new": summary(times["new"]),
-                    "p50_speed_up": round(float(np.median(times["base"]) / np.median(times["new"])), 2),
-                    "same_ids_in_order": f"{same}/{len(jobs)}",
-                }
-            return out
-        finally:
-            for worker in workers.values():
-                worker.close()
+    """Recall in the base tree and in this one, on the same database (the base reads what its
+    schema knows: the tables this tree adds are written, by its migrations' triggers, and
+    ignored), query by query, alternating which goes first; each in its own process, warm. The
+    base must not need a schema of its own (a column this tree dropped, for one)."""
+    url = os.environ["DATABASE_URL"]
+    workers = {"base": Worker(base, url), "new": Worker(Path(__file__).resolve().parent.parent, url)}
+    try:
+        out: dict[str, Any] = {}
+        for strategy, topic in (("hybrid", True), ("hybrid", False), ("lexical", True), ("semantic", True)):
+            times: dict[str, list[float]] = {"base": [], "new": []}
+            same = 0
+            jobs = [
+                {"student": student.pk, "query": q, "vector": qv.tolist(), "topic": topic, "strategy": strategy}
+                for q, qv in zip(queries, qvecs, strict=True)
+            ]
+            for job in jobs[:5]:  # warm-up
+                for worker in workers.values():
+                    worker.ask(job)
+            for i, job in enumerate(jobs):
+                order = ["base", "new"] if i % 2 == 0 else ["new", "base"]
+                answers = {name: workers[name].ask(job) for name in order}
+                for name, answer in answers.items():
+                    times[name].append(answer["ms"])
+                same += answers["base"]["ids"] == answers["new"]["ids"]
+            key = strategy + ("" if topic else "_without_topic")
+            out[key] = {
+                "base": summary(times["base"]),
+                "new": summary(times["new"]),
+                "p50_speed_up": round(float(np.median(times["base"]) / np.median(times["new"])), 2),
+                "same_ids_in_order": f"{same}/{len(jobs)}",
+            }
+        return out
+    finally:
+        for worker in workers.values():
+            worker.close()
 
 
 def fresh_processes(student: User, queries: list[str], qvecs: np.ndarray, processes: int = 3) -> dict[str, Any]:

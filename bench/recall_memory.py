@@ -12,13 +12,19 @@ Migrates the configured database, seeds `--students` students of `--memories` me
 sentence) and gives each an API token. Then it starts the production server (scripts/serve.sh,
 WEB_CONCURRENCY=1: one uvicorn process) with EMBEDDINGS_BACKEND=openai, pointed at a stand-in
 endpoint in this process that answers random unit vectors: no process loads a model, and the web
-process embeds each query over HTTP as it would with a real endpoint. Each student searches their
-memories `--queries` times (`GET /api/v1/memories/?q=...`: hybrid recall, the semantic signal
-included; the endpoint's request count shows it ran). VmRSS of the server process is read from
-/proc: idle (after start-up, the ASGI lifespan warm-up included), after the first student's
-searches, after every student's, and after a second round over every student; VmHWM is its peak.
-The database's own memory (PostgreSQL's backend for the connection) is not in these figures.
-`--smoke`: 2 students of 50 memories, one search each per round, to check that it runs.
+process embeds each query over HTTP as it would with a real endpoint. With `--embedder local`
+the server runs the local embedder instead (EMBEDDINGS_BACKEND=local: all-MiniLM-L6-v2 on ONNX
+Runtime, loaded at start-up), and the memories' vectors are stored under its name, so that its
+query vectors are ranked against them. Each student searches their memories `--queries` times
+(`GET /api/v1/memories/?q=...`: hybrid recall, the semantic signal included; with the stand-in,
+its request count shows it ran). VmRSS of the server process is read from /proc: idle (after
+start-up, the ASGI lifespan warm-up included), after the first student's searches, after every
+student's, and after a second round over every student; VmHWM is its peak, RssAnon the process's
+own memory and RssFile its mapped files (shared libraries, the model's weight file: the page
+cache's, shared by every process that maps them). The database's own memory (PostgreSQL's
+backend for the connection) is not in these figures.
+`--tree PATH` starts another checkout's server (the base of a change) on the database this one
+seeds. `--smoke`: 2 students of 50 memories, one search each per round, to check that it runs.
 """
 
 from __future__ import annotations
@@ -51,15 +57,21 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-# The stand-in endpoint's address is in the environment before Django reads its settings (in
-# recall_latency's import), so that this process and the server name the vectors alike.
+# The embedder is in the environment before Django reads its settings (in recall_latency's
+# import), so that this process and the server name the vectors alike.
+EMBEDDER = argparse.ArgumentParser(add_help=False)
+EMBEDDER.add_argument("--embedder", choices=["standin", "local"], default="standin")
+LOCAL = EMBEDDER.parse_known_args()[0].embedder == "local"
 ENDPOINT_PORT = free_port()
-os.environ.update(
-    EMBEDDINGS_BACKEND="openai",
-    EMBEDDINGS_BASE_URL=f"http://127.0.0.1:{ENDPOINT_PORT}/v1",
-    EMBEDDINGS_MODEL=STANDIN_MODEL,
-    EMBEDDINGS_API_KEY="bench",
-)
+if LOCAL:
+    os.environ["EMBEDDINGS_BACKEND"] = "local"
+else:
+    os.environ.update(
+        EMBEDDINGS_BACKEND="openai",
+        EMBEDDINGS_BASE_URL=f"http://127.0.0.1:{ENDPOINT_PORT}/v1",
+        EMBEDDINGS_MODEL=STANDIN_MODEL,
+        EMBEDDINGS_API_KEY="bench",
+    )
 for name in ("REDIS_URL", "CELERY_BROKER_URL"):
     os.environ.pop(name, None)  # the embedded broker: the searches enqueue nothing
 
@@ -125,8 +137,8 @@ def seed(students: int, memories: int) -> list[tuple[int, str]]:
     from memory.search import embeddings
 
     call_command("migrate", verbosity=0)
-    embedder = embeddings.get_embedder()
-    assert embedder is not None, "EMBEDDINGS_BACKEND=openai gives an embedder"
+    embedder = embeddings.get_embedder()  # not loaded: only its name is read
+    assert embedder is not None, "EMBEDDINGS_BACKEND=openai or local gives an embedder"
     model = embedder.name  # what the server's embedder will look for
     stamp = int(time.time())
     out = []
@@ -140,13 +152,15 @@ def seed(students: int, memories: int) -> list[tuple[int, str]]:
     return out
 
 
-def measure(students: list[tuple[int, str]], queries: list[str], per_student: int, log: Path) -> dict[str, Any]:
+def measure(
+    students: list[tuple[int, str]], queries: list[str], per_student: int, log: Path, tree: Path = ROOT
+) -> dict[str, Any]:
     port = free_port()
     env = {**os.environ, "RUN_ADDR": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1",
            "VENV": str(Path(sys.executable).parent.parent), "PYTHONUNBUFFERED": "1"}  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
-        server = subprocess.Popen([str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=env, stdout=out, stderr=out)
+        server = subprocess.Popen([str(tree / "scripts" / "serve.sh")], cwd=tree, env=env, stdout=out, stderr=out)
     try:
         deadline = time.monotonic() + 120
         while get(f"{base}/api/v1/me/") != 401:
@@ -194,10 +208,16 @@ def main() -> None:
     from django.conf import settings
     from django.db import connection
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[EMBEDDER]
+    )
     parser.add_argument("--students", type=int, default=50)
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=3, help="searches per student and round")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, metavar="TREE",
+        help="start the server of another checkout (the base of a change) on the database this one seeds",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--smoke", action="store_true", help="the smallest run, to check that it works")
     args = parser.parse_args()
@@ -222,16 +242,18 @@ def main() -> None:
         "students": args.students,
         "memories_each": args.memories,
         "seed_s": round(time.monotonic() - started, 1),
+        "embedder": "local" if LOCAL else "stand-in endpoint",
         "embeddings_cache_bytes": settings.EMBEDDINGS_CACHE_BYTES if connection.vendor == "sqlite" else None,
         "load_before": load(),
     }
     log = Path(settings.VAR_DIR) / "bench-recall-memory-server.log"
-    result["web_process_mb"] = measure(students, queries, args.queries, log)
+    result["tree"] = str(args.tree)
+    result["web_process_mb"] = measure(students, queries, args.queries, log, args.tree)
     result["load_after"] = load()
     result["embedding_requests"] = StandIn.requests
     result["embedding_inputs"] = StandIn.inputs
     # A repeated query may come from the process's recent-query cache, never a new one.
-    if StandIn.inputs < result["web_process_mb"]["distinct_queries"]:
+    if not LOCAL and StandIn.inputs < result["web_process_mb"]["distinct_queries"]:
         raise RuntimeError("the server embedded fewer queries than it was asked: the semantic signal did not run")
     readings = result["web_process_mb"]
     idle = readings["idle"]["rss"]
