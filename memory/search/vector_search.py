@@ -7,13 +7,13 @@ no approximate index under a few tens of thousands of rows per student):
    index range per student), keeps its best `sentence_shortlist + SPARE` by a top-N sort, and
    scores again from the float32 vectors (MemoryEmbedding) those that may belong to the
    shortlist: every one within twice `half_error` of the shortlist's last in half precision. A
-   similarity in half precision is within `half_error` of the float32 one, so when the last
-   one kept is further below, no memory outside those kept could be in the
-   shortlist and the shortlist is the float32 scan's, exactly. When it is not (many vectors
-   alike: more than SPARE within the margin), the statement scans the float32 vectors instead
-   (`scan_paths` counts which ran). The shortlist is then joined to its memories, which must be
-   active (the services delete an archived memory's vector, so this drops nothing but what was
-   archived behind their back);
+   similarity in half precision is within `half_error` of the float32 one, so when the last one
+   kept is below that margin, no memory left out could be in the shortlist, and the shortlist
+   is the float32 scan's, exactly. When it is not (many vectors alike: more than SPARE within
+   the margin), the statement scans the float32 vectors instead (`scan_paths` counts which
+   ran). The shortlist is then joined to its memories, which must be active (the services
+   delete an archived memory's vector, so this drops nothing but what was archived behind
+   their back);
 2. the shortlist is scored by sentence too, and its score mixes both (sentence_mix), as
    memory.search.recall describes. A mixed score is never below the memory's whole-text score, so no
    memory outside the shortlist could rank above the shortlist's top `depth`: the top is exact
