@@ -31,6 +31,8 @@ SERVER_URL="${DATABASE_URL%/*}"
 RECALL_SET="${RECALL_SET:-../shared/bench-data/locomo-session-memories.json}"
 run "$PY" bench/chat_turn.py --smoke --output "$OUT/chat_turn.json"
 run "$PY" bench/screening.py --smoke --output "$OUT/screening.json"
+# Its own server on the embedded SQLite default, in a temporary directory, whatever DATABASE_URL says.
+run "$PY" bench/safety_api.py --smoke
 run env BENCH_PG_SERVER="$SERVER_URL" "$PY" bench/load.py --smoke --redis-db "${BENCH_REDIS_DB:-14}"
 run "$PY" manage.py migrate --noinput -v 0
 run "$PY" bench/recall_latency.py --smoke --json "$OUT/recall_latency.json"

@@ -222,20 +222,32 @@ def evaluate(screen_fn: Callable[[str, Sequence[str]], Verdict], cases: Iterable
     """Screen every case's text, with its context, with `screen_fn` and count (see the module's rules). Classes
     are listed in Category's and Severity's order, those with neither support nor prediction
     left out."""
-    report = Report(outcomes=[])
-    categories = {c.value: Counts() for c in Category}
-    severities = {s.value: Counts() for s in reversed(Severity)}
+    outcomes = []
+    unanswered = 0
     for case in cases:
         verdict = screen_fn(case.text, case.context)
         if any(not result.answered for result in verdict.results):
-            report.unanswered += 1
-        outcome = Outcome(
-            case=case,
-            severity=verdict.severity.value if verdict.severity else None,
-            categories=tuple(verdict.categories),
-            rules=tuple(s.rule for s in verdict.signals),
+            unanswered += 1
+        outcomes.append(
+            Outcome(
+                case=case,
+                severity=verdict.severity.value if verdict.severity else None,
+                categories=tuple(verdict.categories),
+                rules=tuple(s.rule for s in verdict.signals),
+            )
         )
-        report.outcomes.append(outcome)
+    return tally(outcomes, unanswered=unanswered)
+
+
+def tally(outcomes: Iterable[Outcome], *, unanswered: int = 0) -> Report:
+    """The report of cases already screened (`unanswered` of them with a backend that did not
+    answer), counted as `evaluate` counts: for a screening measured elsewhere, such as over the
+    API (bench/safety_api.py)."""
+    report = Report(outcomes=list(outcomes), unanswered=unanswered)
+    categories = {c.value: Counts() for c in Category}
+    severities = {s.value: Counts() for s in reversed(Severity)}
+    for outcome in report.outcomes:
+        case = outcome.case
         for name, counts in categories.items():
             _count(counts, labelled=case.category == name, predicted=name in outcome.categories)
         for name, counts in severities.items():
