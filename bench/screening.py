@@ -9,7 +9,10 @@ The cases, each on a conversation of its own, the same student message in every 
 round:
 
 - none: no guard registered (`conversations.screening.unregister()`);
-- offline: the safety guard with the offline line alone (SAFETY_BACKENDS empty, the default);
+- rules: the safety guard with the offline rules alone (SAFETY_LEARNED=False, SAFETY_BACKENDS
+  empty);
+- offline: the safety guard with the offline line as configured by default: the rules and the
+  learned screen, which reads the student's previous messages (SAFETY_BACKENDS empty);
 - moderation: SAFETY_BACKENDS=["moderation"] against the scripted server's /v1/moderations,
   answering at once, then after a delay below SAFETY_TURN_WAIT_SECONDS (the turn waits for it)
   and after one above it (the turn waits SAFETY_TURN_WAIT_SECONDS, no longer).
@@ -23,10 +26,14 @@ drift of a shared machine's load is spread over the cases; the ratios compare ea
 "none" measured in the same rounds. After each turn the bench waits for the work the turn left
 in the background (the screening of the message, the guard's bookkeeping), untimed.
 
-The offline line. `safety.offline.screen` alone, in several passes, on every message of the
+The rules. `safety.offline.screen` alone, in several passes, on every message of the
 labelled set (safety/corpus/train/messages.jsonl) and on replies like the turns' (about 90 words: the
 guard screens a reply's newest text while it streams, then the whole reply): microseconds per
 text, p50 and p99.
+
+The learned screen's memory. In a fresh process that imports the web process's application
+(tutor.asgi, without its lifespan's warm-up), VmRSS before and after `safety.learned.warm_up()`
+(the head and its embedders loaded, one message screened), and VmHWM (the peak) after it.
 
 Each turn also reports the paired difference: the median over the rounds of the case's time
 minus "none"'s in the same round, which the load's drift between rounds does not move.
@@ -47,8 +54,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -80,8 +89,10 @@ MESSAGES = 20
 REPLY_PARTS = 4  # tutor sentences groups in the scripted reply (about 90 words)
 REPLY_SAMPLES = 100  # replies the offline line is timed on
 
-# Target: what the offline line adds to the time to first token, at p50.
+# Targets: what the offline line adds to the time to first token, at p50; and what its learned
+# screen adds to the rules alone.
 OFFLINE_ADDED_MAX_MS = 50.0
+LEARNED_ADDED_MAX_MS = 30.0
 # A backend slower than SAFETY_TURN_WAIT_SECONDS adds at most that wait, and this margin (the
 # noise of a shared machine).
 WAIT_MARGIN_MS = 50.0
@@ -95,6 +106,7 @@ class Case:
     guard: bool  # the safety guard registered
     backends: tuple[str, ...] = ()
     delay: float = 0.0  # seconds the moderation endpoint waits before answering
+    learned: bool = True  # SAFETY_LEARNED
 
 
 def cases(wait: float) -> list[Case]:
@@ -102,6 +114,7 @@ def cases(wait: float) -> list[Case]:
     below, above = round(wait / 2, 3), round(wait + 0.2, 3)
     return [
         Case("none", guard=False),
+        Case("rules", guard=True, learned=False),
         Case("offline", guard=True),
         Case("moderation", guard=True, backends=("moderation",)),
         Case(f"moderation +{below * 1000:.0f} ms", guard=True, backends=("moderation",), delay=below),
@@ -185,6 +198,7 @@ def screening_as(case: Case, *, guard: Any, server: Any) -> Iterator[None]:
 
     overrides = override_settings(
         SAFETY_BACKENDS=list(case.backends),
+        SAFETY_LEARNED=case.learned,
         SAFETY_MODERATION_BASE_URL=server.base_url,
         SAFETY_MODERATION_API_KEY="bench-key",
     )
@@ -277,15 +291,53 @@ def offline_cost(texts: list[str], passes: int) -> dict[str, Any]:
     }
 
 
+# --- The learned screen's memory ----------------------------------------------------------------
+
+MEMORY_CODE = """
+import json, os
+import django
+django.setup()
+import tutor.asgi  # what the web process imports, its lifespan's warm-up aside
+from bench.machine import process_mb
+from safety import learned
+before = process_mb(os.getpid())
+learned.warm_up()
+print(json.dumps({"before": before, "after": process_mb(os.getpid())}))
+"""
+
+
+def learned_memory() -> dict[str, Any]:
+    """VmRSS (MB) of a fresh process with the web application imported, before and after the
+    learned screen's warm-up, and its peak after (`{"before": {"rss", "peak"}, "after": ...}`).
+    The local embedder stays off (EMBEDDINGS_BACKEND=none, as under `make run`)."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tutor.settings.base",
+        "EMBEDDINGS_BACKEND": "none",
+        "SAFETY_LEARNED": "true",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", MEMORY_CODE], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the memory measure failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 # --- Report -------------------------------------------------------------------------------------
 
 
 def evaluate(all_series: list[Series], wait: float) -> list[dict[str, Any]]:
-    """The target (the offline line adds at most OFFLINE_ADDED_MAX_MS at p50) and the bound (a
-    slower backend adds at most SAFETY_TURN_WAIT_SECONDS)."""
+    """The targets (the offline line adds at most OFFLINE_ADDED_MAX_MS at p50, its learned
+    screen at most LEARNED_ADDED_MAX_MS to the rules alone) and the bound (a slower backend adds
+    at most SAFETY_TURN_WAIT_SECONDS)."""
     base = all_series[0].summary()["first_delta_p50_ms"]
     by_name = {s.case.name: s.summary()["first_delta_p50_ms"] for s in all_series}
     offline_added = by_name["offline"] - base
+    learned_added = by_name["offline"] - by_name["rules"]
+    series = {s.case.name: s for s in all_series}
+    learned_paired = series["offline"].paired_ms(series["rules"])
     slowest = max((s for s in all_series if s.case.delay), key=lambda s: s.case.delay)
     slow_added = by_name[slowest.case.name] - base
     bound = wait * 1000 + WAIT_MARGIN_MS
@@ -294,6 +346,14 @@ def evaluate(all_series: list[Series], wait: float) -> list[dict[str, Any]]:
             "target": f"the offline line adds <= {OFFLINE_ADDED_MAX_MS:g} ms to the first token at p50",
             "pass": offline_added <= OFFLINE_ADDED_MAX_MS,
             "detail": f"{offline_added:+.2f} ms ({by_name['offline']:.2f} vs {base:.2f} ms)",
+        },
+        {
+            "target": f"the learned screen adds <= {LEARNED_ADDED_MAX_MS:g} ms to the rules alone, first token at p50",
+            "pass": learned_added <= LEARNED_ADDED_MAX_MS,
+            "detail": (
+                f"{learned_added:+.2f} ms ({by_name['offline']:.2f} vs {by_name['rules']:.2f} ms), "
+                f"paired {learned_paired:+.2f} ms"
+            ),
         },
         {
             "target": (
@@ -311,6 +371,7 @@ def print_report(
     config: dict[str, Any],
     all_series: list[Series],
     offline: dict[str, dict[str, Any]],
+    memory: dict[str, Any],
     targets: list[dict[str, Any]],
 ) -> None:
     print()
@@ -344,13 +405,19 @@ def print_report(
     print("with the turn without a guard (none) measured in the same rounds; paired = the median over the rounds")
     print("of (this case - none) in the same round.")
     print()
-    print("Offline line alone (safety.offline.screen), per text:")
+    print("The rules alone (safety.offline.screen), per text:")
     for name, o in offline.items():
         print(
             f"  {name:<9} {o['texts']:>4} texts of {o['chars_mean']:>4.0f} characters on average, "
             f"x {o['passes']} passes: "
             f"p50 {o['p50_us']:.1f} us, p99 {o['p99_us']:.1f} us, mean {o['mean_us']:.1f} us, max {o['max_us']:.1f} us"
         )
+    print()
+    print(
+        f"The learned screen's memory, in a fresh process with the web application imported: VmRSS "
+        f"{memory['before']['rss']:.0f} MB before safety.learned.warm_up(), {memory['after']['rss']:.0f} MB after "
+        f"(+{memory['after']['rss'] - memory['before']['rss']:.0f} MB), peak {memory['after']['peak']:.0f} MB"
+    )
     print()
     for t in targets:
         print(f"[{'PASS' if t['pass'] else 'FAIL'}] {t['target']}: {t['detail']}")
@@ -392,6 +459,10 @@ def main(argv: list[str] | None = None) -> int:
         "labelled": offline_cost(labelled_messages(), passes),
         "replies": offline_cost(scripted_replies(random.Random(args.seed)), passes),
     }
+    memory = learned_memory()
+    from safety import learned
+
+    learned.warm_up()  # as the web process does at start-up (tutor.startup)
     with chat_turn.throwaway_database() as database, chat_turn.scripted_model() as server:
         machine = chat_turn.machine_info()
         from django.db import connection
@@ -424,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         "runtime_seconds": round(time.monotonic() - started, 1),
     }
     targets = evaluate(all_series, wait)
-    print_report(machine, config, all_series, offline, targets)
+    print_report(machine, config, all_series, offline, memory, targets)
 
     base = all_series[0].summary()["first_delta_p50_ms"]
     results = {
@@ -436,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
                 "name": s.case.name,
                 "guard": s.case.guard,
                 "backends": list(s.case.backends),
+                "learned": s.case.learned,
                 "moderation_delay_ms": round(s.case.delay * 1000),
                 **s.summary(),
                 "first_delta_over_none": round(s.summary()["first_delta_p50_ms"] / base, 3),
@@ -444,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
             for s in all_series
         ],
         "offline_line": offline,
+        "learned_memory_mb": memory,
         "targets": targets,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
