@@ -118,10 +118,10 @@ def _give_beat_the_schedule(sender: Celery, **kwargs: object) -> None:
 @worker_process_init.connect
 def _warm_up_pool_process(**kwargs: object) -> None:
     # Each pool process (prefork's children, or the solo pool's one) loads the embedder and logs
-    # its models before its first task.
+    # its models before its first task; the learned safety screen waits for the first sweep.
     from tutor.startup import warm_up
 
-    warm_up()
+    warm_up(safety_screen=False)
 
 
 @worker_ready.connect

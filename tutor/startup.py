@@ -18,8 +18,10 @@ from safety import learned, unrouted
 logger = logging.getLogger("tutor.startup")
 
 
-def warm_up() -> None:
-    """Never raises: a process starts even if the model server or the embedder is not ready."""
+def warm_up(*, safety_screen: bool = True) -> None:
+    """Never raises: a process starts even if the model server or the embedder is not ready.
+    `safety_screen`: load the learned safety screen too (a web process); a worker loads it when
+    its first sweep screens a message, so that a worker that never screens does not hold it."""
     try:
         unrouted.recipients_report()
     finally:
@@ -44,7 +46,8 @@ def warm_up() -> None:
             window.tokens,
             window.source,
         )
-    _warm_up_safety()
+    if safety_screen:
+        _warm_up_safety()
     try:
         backend = embeddings.backend_name()
         embedder = embeddings.get_embedder()

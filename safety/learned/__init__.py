@@ -17,8 +17,8 @@ Contract:
   - The learned screen's own concerns are quiet too: the teachers' queue, without an alert.
   - When the learned screen is off (`SAFETY_LEARNED=false`) or fails, its result says so
     (`answered` False, `error`) and the rules stand unchanged.
-- `warm_up()` loads the head and its embedders now rather than on the first message (the web
-  process and the worker call it at start-up, in a thread).
+- `warm_up()` loads the head and its embedders now rather than on the first message (a web
+  process calls it at start-up, in a thread; a worker loads them at its first sweep).
 - Students' messages only: tutor replies, files and memories are read by the rules alone (the
   model was trained on what students write).
 """
