@@ -173,6 +173,13 @@ def _alert_marker(severity: str) -> str:
     return f"{severity} alert"
 
 
+def alerted(flag: Flag) -> bool:
+    """Whether the flag's present severity was alerted: its log holds that severity's alert note
+    (written by `flag_alert` with the deliveries)."""
+    marker = _alert_marker(flag.severity)
+    return FlagAction.objects.filter(flag=flag, kind=FlagAction.Kind.NOTE, note__startswith=marker).exists()
+
+
 def flag_alert(*, flag_id: int) -> int:
     """Make the level-0 deliveries of a `concern` or `crisis` flag and send each after commit;
     for a crisis still open, set `escalate_at`. Returns how many deliveries were enqueued.
@@ -187,7 +194,7 @@ def flag_alert(*, flag_id: int) -> int:
         if flag is None or flag.severity not in (Severity.CONCERN, Severity.CRISIS):
             return 0
         marker = _alert_marker(flag.severity)
-        if FlagAction.objects.filter(flag=flag, kind=FlagAction.Kind.NOTE, note__startswith=marker).exists():
+        if alerted(flag):
             pending = list(flag.deliveries.filter(level=0, status=Delivery.Status.PENDING).values_list("pk", flat=True))
         else:
             recipients = recipients_for(flag, level=0) or []

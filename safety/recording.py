@@ -18,8 +18,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from core import background
+from safety import alerts
 from safety.models import Flag, FlagAction
-from safety.types import Verdict, rank
+from safety.types import Severity, Verdict, rank
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def flag_record(
     for attempt in (1, 2):
         try:
             with transaction.atomic():
-                flag, created, raised = _upsert(
+                flag, created, raised, alert = _upsert(
                     student_id=student_id,
                     source=source,
                     verdict=verdict,
@@ -74,7 +75,7 @@ def flag_record(
                 )
                 from safety import patterns
 
-                if raised:
+                if alert:
                     background.enqueue("safety.tasks.flag_alert", flag.pk)
                 if created or raised:
                     patterns.flag_raised_emit(flag, rose=not created)
@@ -98,10 +99,11 @@ def _upsert(
     file_id: int | None,
     excerpt: str,
     original_text: str,
-) -> tuple[Flag, bool, bool]:
-    """The item's flag, whether it was created, and whether it needs its alert (it reached
-    concern or crisis, or rose, and the verdict alerts). A merge that changes nothing writes
-    nothing."""
+) -> tuple[Flag, bool, bool, bool]:
+    """The item's flag, whether it was created, whether its severity rose, and whether it needs
+    its alert: the verdict
+    alerts, and the flag is new, or rose, or its severity was not alerted yet (it was quiet). A
+    merge that changes nothing writes nothing."""
     severity, category = verdict.severity, verdict.category
     assert severity is not None and category is not None
     if file_id is not None:
@@ -126,14 +128,19 @@ def _upsert(
         )
         FlagAction.objects.create(flag=flag, kind=FlagAction.Kind.CREATED, note=f"{severity} {category}")
         logger.info("safety flag %s: %s %s (%s)", flag.pk, severity, category, source)
-        return flag, True, verdict.alerts
+        return flag, True, False, verdict.alerts
     before = existing.severity
     scores = _merge_scores(existing.scores, verdict.scores())
     categories = sorted({*existing.categories, *verdict.categories})
     raised = rank(severity) > rank(before)
+    # A loud signal at the severity of a flag kept quiet so far alerts, once: `alerted` reads the
+    # flag's log (a concurrent alert task not yet run makes a second one, which is idempotent).
+    # (A crisis always alerts when it is made or reached, so only a concern can have been quiet.)
+    louder = verdict.alerts and severity == before == Severity.CONCERN and not alerts.alerted(existing)
     fills_original = bool(original_text and not existing.original_text)
-    if not raised and not fills_original and scores == existing.scores and categories == existing.categories:
-        return existing, False, False
+    unchanged = scores == existing.scores and categories == existing.categories
+    if not raised and not louder and not fills_original and unchanged:
+        return existing, False, False, False
     existing.scores, existing.categories = scores, categories
     if fills_original:
         existing.original_text = original_text
@@ -142,4 +149,4 @@ def _upsert(
         FlagAction.objects.create(flag=existing, kind=FlagAction.Kind.NOTE, note=f"raised to {severity} {category}")
         logger.info("safety flag %s: raised from %s to %s %s", existing.pk, before, severity, category)
     existing.save()
-    return existing, False, raised and verdict.alerts
+    return existing, False, raised, (raised and verdict.alerts) or louder

@@ -24,9 +24,12 @@ from django.utils import timezone
 
 from accounts.models import Enrollment, User
 from accounts.services import classroom_create
-from safety import alerts
+from conversations.models import Message
+from conversations.services import conversation_create
+from safety import alerts, recording
 from safety.models import Delivery, Flag, FlagAction, SafetyContact
 from safety.tasks import deliveries_sweep, escalations_due, flag_alert
+from safety.types import BackendResult, Category, Severity, Signal, combine
 from tests import webhook_receiver
 from tests.conftest import Worker, make_user, wait_for
 
@@ -137,7 +140,7 @@ def test_a_crisis_is_emailed_and_posted_signed_within_seconds(school, alert_work
         sent = list(Delivery.objects.filter(flag=flag, status="sent"))
         return sent if len(sent) == 3 else None
 
-    deliveries = wait_for(all_sent, timeout=5)
+    deliveries = wait_for(all_sent)
     assert sorted((d.channel, d.target, d.level, d.attempts) for d in deliveries) == [
         ("email", "lead@school.test", 0, 1),
         ("email", "teacher.a@school.test", 0, 1),
@@ -379,3 +382,35 @@ def test_an_escalation_payload_is_stable_across_tries_and_lists_every_class(scho
     assert payload["timestamp"] == delivery.created_at.isoformat()
     data = json.loads(json.dumps(payload))["data"]
     assert (data["level"], sorted(data["classroom_ids"])) == (1, sorted([school["class_a"].pk, club.pk]))
+
+
+def test_a_loud_concern_after_a_quiet_one_on_the_same_message_alerts_once(school, alert_settings, monkeypatch):
+    """A flag kept quiet by its first signal is alerted when a signal that alerts reaches it at
+    the same severity (a slower backend, the sweep), and only once: its log says it was alerted."""
+    quiet = Signal(Category.DISTRESS, Severity.CONCERN, 0.95, "learned.concern", quiet=True)
+    loud = Signal(Category.DISTRESS, Severity.CONCERN, 1.0, "moderation.distress")
+    student = school["alice"]
+    conversation = conversation_create(user=student)
+    message = Message.objects.create(
+        conversation=conversation, seq=1, role="student", content="tout est gris", client_message_id="m1"
+    )
+    enqueued: list[str] = []
+    monkeypatch.setattr(recording.background, "enqueue", lambda name, *args, **kwargs: enqueued.append(name))
+
+    def record(*results: BackendResult) -> list[str]:
+        enqueued.clear()
+        recording.flag_record(
+            student_id=student.pk, source=Flag.Source.MESSAGE, message_id=message.pk, verdict=combine(list(results))
+        )
+        return [name for name in enqueued if name == "safety.tasks.flag_alert"]
+
+    first = BackendResult("learned", answered=True, signals=[quiet])
+    assert record(first) == []
+    assert record(first, BackendResult("moderation", answered=True, signals=[loud])) == ["safety.tasks.flag_alert"]
+    flag = Flag.objects.get(message=message)
+    assert flag.severity == Severity.CONCERN and not alerts.alerted(flag)
+    alerts.flag_alert(flag_id=flag.pk)
+    assert alerts.alerted(flag)
+    # The same finding again, or another loud one: already alerted, the log says so.
+    assert record(first, BackendResult("moderation", answered=True, signals=[loud], ms=7)) == []
+    assert record(first, BackendResult("other", answered=True, signals=[loud])) == []

@@ -85,10 +85,10 @@ def test_a_crisis_reaches_the_teacher_and_the_safety_lead_within_5_seconds(
     assert resp.status_code == 201, resp.text
     body = resp.json()
     assert body["safety"] and body["safety"][0]["resources"]
-    flag = wait_for(lambda: Flag.objects.filter(message_id=body["student_message"]["id"]).first(), timeout=5)
+    flag = wait_for(lambda: Flag.objects.filter(message_id=body["student_message"]["id"]).first())
     assert (flag.severity, flag.category) == ("crisis", "self_harm")
 
-    wait_for(lambda: Delivery.objects.filter(flag=flag, status="sent").count() == 2, timeout=5)
+    wait_for(lambda: Delivery.objects.filter(flag=flag, status="sent").count() == 2)
     elapsed = time.monotonic() - sent_at
     assert elapsed < 5, elapsed
     [mail] = mails(safety_env)
@@ -126,7 +126,10 @@ def test_a_moderation_endpoint_down_changes_nothing_for_the_student(school, clie
         moderation.SAFETY_MODERATION_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
     else:
         llm.script("moderations", *[DOWN[how]] * 4)  # both messages and both replies
-    llm.script("chat", {"content": "Let's look at it together."}, {"content": "I'm glad you told me."})
+    # The reply to the crisis takes a second, as a real model's would: the endpoint's failure
+    # (at most SAFETY_BACKEND_TIMEOUT_SECONDS) is recorded while the turn runs (the test client
+    # ends the turn's event loop with the response; a server's loop lives on).
+    llm.script("chat", {"content": "Let's look at it together."}, {"content": "I'm glad you told me.", "delay": 1.0})
     cid = start(clients["alice"])
     ordinary = send(clients["alice"], cid, content="Can you check my answer, 3/4 + 1/8 = 7/8?", cmid="o1")
     assert ordinary.status_code == 201, ordinary.content
@@ -134,10 +137,10 @@ def test_a_moderation_endpoint_down_changes_nothing_for_the_student(school, clie
     crisis = send(clients["alice"], cid, content=CRISES[language], cmid="c1")
     assert crisis.status_code == 201, crisis.content
     assert crisis.json()["safety"], "the offline line still ran"
-    flag = wait_for(lambda: Flag.objects.filter(source="message").first(), timeout=5)
+    flag = wait_for(lambda: Flag.objects.filter(source="message").first())
     assert flag.severity == "crisis"
     # Which backends answered: the offline line did, the endpoint did not (and why).
-    wait_for(lambda: "moderation" in Flag.objects.get(pk=flag.pk).scores, timeout=5)
+    wait_for(lambda: "moderation" in Flag.objects.get(pk=flag.pk).scores)
     scores = Flag.objects.get(pk=flag.pk).scores
     assert scores["offline"]["answered"] is True
     assert scores["moderation"]["answered"] is False and scores["moderation"]["error"]
@@ -173,7 +176,7 @@ def test_the_pattern_rule_fires_on_the_third_distress_message_and_not_the_second
     for number, text in enumerate(DISTRESS[language], start=1):
         cid = start(clients["alice"])
         assert send(clients["alice"], cid, content=text, cmid=f"d{number}").status_code == 201
-        wait_for(lambda n=number: Flag.objects.filter(source="message").count() == n, timeout=5)
+        wait_for(lambda n=number: Flag.objects.filter(source="message").count() == n)
         patterns = Flag.objects.filter(source="pattern")
         if number < 3:
             assert not patterns.exists(), f"fired on message {number}"
@@ -200,7 +203,7 @@ def test_an_uploaded_file_is_screened_by_the_worker(safety_env, safety_worker, s
     flag = wait_for(lambda: Flag.objects.filter(source="file").first(), timeout=10)
     assert (flag.file_id, flag.severity, flag.conversation_id) == (resp.json()["id"], "crisis", cid)
     assert flag.excerpt.startswith("essay.txt: ")
-    wait_for(lambda: Delivery.objects.filter(flag=flag, status="sent").exists(), timeout=5)
+    wait_for(lambda: Delivery.objects.filter(flag=flag, status="sent").exists())
     harmless = upload(clients["alice"], cid, "notes.txt", b"Photosynthesis turns light into sugar.", "text/plain")
     assert harmless.status_code == 201
     safety_worker.wait_for_log("safety.tasks.file_screen", count=2, timeout=10)
