@@ -11,16 +11,22 @@ A message with its context (the same student's previous messages, oldest first) 
   rules (safety.offline) said of the message: one column per severity and per category.
 
 Contract: `Vocabulary.build(texts)` keeps the n-grams found in at least `min_df` texts (the
-`size` most frequent); `Vocabulary.row(text)` is (indices, values) of one text;
-`dense_row` and `dense_rows` give the dense part.
+`size` most frequent); `Vocabulary.row(text)` is (indices, values) of one text, the indices in
+the order their n-grams first occur in it (`char_ngrams`' order), the same whatever the
+vocabulary has read before. A vocabulary keeps the indices of the last `WORDS_CACHED` words it
+read, of up to `WORD_CHARS_CACHED` characters each (words repeat: a message costs a lookup per
+word, not per n-gram; about 12 MB when full).
+`sparse_row` and `dense_rows` give the two parts.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,16 +37,21 @@ CATEGORIES = tuple(Category)
 SEVERITIES = (Severity.CRISIS, Severity.CONCERN, Severity.INFO)
 CONTEXT_WEIGHT = 0.5
 NGRAMS = range(2, 6)
+WORDS_CACHED = 32_768
+WORD_CHARS_CACHED = 32
+# 1 + ln(n) for the counts a text's n-gram usually has, as `Vocabulary.row` weighs them.
+_LOG_WEIGHTS = np.array([0.0] + [1 + math.log(n) for n in range(1, 256)], dtype=np.float32)
+
+
+def word_ngrams(word: str) -> list[str]:
+    """The character n-grams of one (lower-cased) word, padded with one space either side."""
+    padded = f" {word} "
+    return [padded[i : i + n] for n in NGRAMS for i in range(len(padded) - n + 1)]
 
 
 def char_ngrams(text: str) -> list[str]:
     """The character n-grams of `text`'s words, each word padded with one space either side."""
-    grams: list[str] = []
-    for word in text.lower().split():
-        padded = f" {word} "
-        for n in NGRAMS:
-            grams.extend(padded[i : i + n] for i in range(len(padded) - n + 1))
-    return grams
+    return [gram for word in text.lower().split() for gram in word_ngrams(word)]
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,21 @@ class Vocabulary:
 
     grams: tuple[str, ...]
     idf: np.ndarray
+    _indices: Callable[[str], tuple[int, ...]] = field(init=False, compare=False, repr=False)
+    _cached: Callable[[str], tuple[int, ...]] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        index = {g: i for i, g in enumerate(self.grams)}
+
+        def indices(word: str) -> tuple[int, ...]:
+            """The indices of the word's n-grams in the vocabulary, in their order."""
+            return tuple(index[g] for g in word_ngrams(word) if g in index)
+
+        object.__setattr__(self, "_indices", indices)
+        object.__setattr__(self, "_cached", functools.lru_cache(maxsize=WORDS_CACHED)(indices))
+
+    def _word(self, word: str) -> tuple[int, ...]:
+        return self._cached(word) if len(word) <= WORD_CHARS_CACHED else self._indices(word)
 
     @classmethod
     def build(cls, texts: Sequence[str], *, min_df: int = 3, size: int = 60_000) -> Vocabulary:
@@ -60,28 +86,27 @@ class Vocabulary:
         idf = np.array([math.log((1 + len(texts)) / (1 + df[g])) + 1 for g in grams], dtype=np.float32)
         return cls(grams, idf)
 
-    def index(self) -> dict[str, int]:
-        return {g: i for i, g in enumerate(self.grams)}
-
-    def row(self, text: str, index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    def row(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """The text's (indices, values): 1 + ln(count), times idf, L2-normalised."""
-        counts = Counter(g for g in char_ngrams(text) if g in index)
+        counts = Counter(itertools.chain.from_iterable(map(self._word, text.lower().split())))
         if not counts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        indices = np.fromiter((index[g] for g in counts), dtype=np.int64, count=len(counts))
-        values = np.fromiter((1 + math.log(n) for n in counts.values()), dtype=np.float32, count=len(counts))
+        indices = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+        n = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+        if n.max() < len(_LOG_WEIGHTS):
+            values = _LOG_WEIGHTS[n]
+        else:
+            values = np.fromiter((1 + math.log(c) for c in counts.values()), dtype=np.float32, count=len(counts))
         values *= self.idf[indices]
         values /= np.linalg.norm(values)
         return indices, values
 
 
-def sparse_row(
-    vocabulary: Vocabulary, index: dict[str, int], text: str, context: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
+def sparse_row(vocabulary: Vocabulary, text: str, context: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """The sparse part: the message's n-grams, then the context's (offset by the vocabulary's size)."""
-    indices, values = vocabulary.row(text, index)
+    indices, values = vocabulary.row(text)
     if context:
-        c_indices, c_values = vocabulary.row(" ".join(context), index)
+        c_indices, c_values = vocabulary.row(" ".join(context))
         indices = np.concatenate([indices, c_indices + len(vocabulary.grams)])
         values = np.concatenate([values, CONTEXT_WEIGHT * c_values])
     return indices, values

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +57,6 @@ class Head:
     threshold_crisis: float
     threshold_flag: float
     card: dict[str, Any]
-    _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self._index:
-            self._index.update(self.vocabulary.index())
 
     @classmethod
     def load(cls, path: Path = HEAD_PATH) -> Head:
@@ -112,7 +107,7 @@ class Head:
     def probabilities(self, text: str, context: Sequence[str], rules: Sequence[Signal]) -> Probabilities:
         kept = self.context_of(context)
         dense = dense_rows(self.embedders, [text], [kept], [rules])
-        sparse = [sparse_row(self.vocabulary, self._index, text, kept)]
+        sparse = [sparse_row(self.vocabulary, text, kept)]
         return _probabilities(self.logits(dense, sparse))[0]
 
     def signal(self, p: Probabilities) -> Signal | None:

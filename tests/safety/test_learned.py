@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import io
 import json
+import math
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 
 from safety import learned, offline, recording
 from safety.evaluation import evaluate, load_cases
+from safety.learned.features import WORD_CHARS_CACHED, char_ngrams, sparse_row
 from safety.learned.model import HEAD_PATH, Head
 from safety.learned.train import digest
 from safety.models import Flag
@@ -48,6 +52,36 @@ def test_the_shipped_head_was_trained_on_the_corpus_in_the_repository():
     train = sorted((CORPUS / "train").glob("*.jsonl"))
     assert card["files"] == [p.name for p in train]
     assert card["digest"] == digest(train), "the corpus changed: run `manage.py safety_train` and commit the head"
+
+
+def plain_row(head: Head, index: dict[str, int], text: str) -> tuple[np.ndarray, np.ndarray]:
+    """A text's n-gram row as the features' contract defines it, one n-gram at a time."""
+    counts = Counter(g for g in char_ngrams(text) if g in index)
+    indices = np.array([index[g] for g in counts], dtype=np.int64)
+    values = np.array([1 + math.log(n) for n in counts.values()], dtype=np.float32) * head.vocabulary.idf[indices]
+    return indices, values / np.linalg.norm(values) if len(values) else values
+
+
+def test_the_n_gram_rows_are_those_of_their_definition_over_the_whole_corpus():
+    head = Head.load(HEAD_PATH)
+    index = {g: i for i, g in enumerate(head.vocabulary.grams)}
+    cases = [case for path in sorted(CORPUS.glob("*/*.jsonl")) for case in load_cases(path)]
+    long_word = "un" * WORD_CHARS_CACHED + " hahahaha " * 300  # a word not kept, a count past the table's
+    texts = [case.text for case in cases] + [" ".join(head.context_of(case.context)) for case in cases] + [long_word]
+    plain = [plain_row(head, index, text) for text in texts]
+    for _ in range(2):  # the second time, every word is one the vocabulary kept
+        rows = [head.vocabulary.row(text) for text in texts]
+        assert [len(i) for i, _ in rows] == [len(i) for i, _ in plain]
+        np.testing.assert_array_equal(np.concatenate([i for i, _ in rows]), np.concatenate([i for i, _ in plain]))
+        np.testing.assert_allclose(
+            np.concatenate([v for _, v in rows]), np.concatenate([v for _, v in plain]), rtol=1e-6
+        )
+    case = next(case for case in cases if len(case.context) >= 3)
+    indices, values = sparse_row(head.vocabulary, case.text, head.context_of(case.context))
+    context_indices, context_values = plain_row(head, index, " ".join(head.context_of(case.context)))
+    n = len(plain_row(head, index, case.text)[0])
+    np.testing.assert_array_equal(indices[n:], context_indices + len(head.vocabulary.grams))
+    np.testing.assert_allclose(values[n:], 0.5 * context_values, rtol=1e-6)
 
 
 @pytest.fixture(scope="module")
