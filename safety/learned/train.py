@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from safety import offline
-from safety.evaluation import Case, load_cases
+from safety.evaluation import Case, Outcome, Report, load_cases
 from safety.learned.features import CATEGORIES, Vocabulary, dense_rows, sparse_row
 from safety.learned.model import Head, probabilities_of
-from safety.types import Category, Signal, rank
+from safety.types import RANK, Category, Signal, rank
 
 CRISIS, CONCERN = 3, 2
 DEFAULT_EMBEDDERS = ("use",)
@@ -67,10 +67,9 @@ class Matrix:
     def sparse(self, vocabulary: Vocabulary, rows: np.ndarray) -> Any:
         from scipy.sparse import csr_matrix
 
-        index = vocabulary.index()
         data, indices, indptr = [], [], [0]
         for i in rows:
-            idx, val = sparse_row(vocabulary, index, self.cases[i].text, self.contexts[i])
+            idx, val = sparse_row(vocabulary, self.cases[i].text, self.contexts[i])
             indices.append(idx)
             data.append(val)
             indptr.append(indptr[-1] + len(idx))
@@ -125,8 +124,7 @@ def _head(
 
 def scores(head: Head, matrix: Matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """P(crisis) and P(flag) of `rows` under `head`."""
-    index = head.vocabulary.index()
-    sparse = [sparse_row(head.vocabulary, index, matrix.cases[i].text, matrix.contexts[i]) for i in rows]
+    sparse = [sparse_row(head.vocabulary, matrix.cases[i].text, matrix.contexts[i]) for i in rows]
     probabilities = probabilities_of(head.logits(matrix.dense[rows], sparse))
     return np.array([p.crisis for p in probabilities]), np.array([p.flag for p in probabilities])
 
@@ -154,26 +152,38 @@ def line_severity(
     return np.maximum(kept_rules, learned)
 
 
-def figures(cases: Sequence[Case], predicted: np.ndarray, language: str | None = None) -> dict[str, float | int]:
-    """The three figures of the targets on `cases` given predicted severity ranks: crisis
-    recall, concern messages flagged at any level, ordinary and hyperbole flagged as crisis (and
-    as concern or crisis)."""
-    severity, _ = _labels(cases)
-    mask = np.array([language is None or c.language == language for c in cases])
-    negative = np.array([c.kind != "risk" for c in cases]) & mask
-    crisis, concern = (severity == CRISIS) & mask, (severity == CONCERN) & mask
+def outcomes(cases: Sequence[Case], predicted: np.ndarray) -> list[Outcome]:
+    """The cases at their predicted severity ranks, as safety.evaluation counts them."""
+    severity_of = {n: severity.value for severity, n in RANK.items()}
+    return [
+        Outcome(case=case, severity=severity_of.get(int(n)), categories=(), rules=())
+        for case, n in zip(cases, predicted, strict=True)
+    ]
 
-    def share(selected: np.ndarray, hit: np.ndarray) -> float:
-        return round(float(np.mean(hit[selected])), 4) if selected.any() else float("nan")
+
+def figures(cases: Sequence[Case], predicted: np.ndarray, language: str | None = None) -> dict[str, float | int]:
+    """The targets' three figures (safety.evaluation.Report.targets) on `cases` given predicted
+    severity ranks, as shares: crisis recall, concern messages flagged at any level, ordinary
+    and hyperbole flagged as crisis; then ordinary and hyperbole flagged as concern or crisis,
+    and the counts."""
+    report = Report(outcomes(cases, predicted))
+    targets = report.targets(language)
+    crisis = targets["crisis found as crisis"]
+    concern = targets["concern flagged at any level"]
+    negatives = targets["ordinary and hyperbole flagged as crisis"]
+    alarms = sum(rank(o.severity) >= CONCERN for o in report.negatives if language in (None, o.case.language))
+
+    def share(hits: int, of: int) -> float:
+        return round(hits / of, 4) if of else float("nan")
 
     return {
-        "crisis_recall": share(crisis, predicted == CRISIS),
-        "concern_any": share(concern, predicted >= 1),
-        "negatives_crisis": share(negative, predicted == CRISIS),
-        "negatives_concern": share(negative, predicted >= CONCERN),
-        "crisis": int(crisis.sum()),
-        "concern": int(concern.sum()),
-        "negatives": int(negative.sum()),
+        "crisis_recall": share(*crisis),
+        "concern_any": share(*concern),
+        "negatives_crisis": share(*negatives),
+        "negatives_concern": share(alarms, negatives[1]),
+        "crisis": crisis[1],
+        "concern": concern[1],
+        "negatives": negatives[1],
     }
 
 
