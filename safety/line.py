@@ -5,17 +5,29 @@ message this way, so that a message the sweep catches is judged as its turn woul
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from safety import learned, offline
 from safety.selectors import message_context
 from safety.types import BackendResult
 
 
 def screen_stored(
-    *, message_id: int, conversation_id: int, text: str, rules: BackendResult | None = None
+    *,
+    message_id: int,
+    conversation_id: int,
+    text: str,
+    rules: BackendResult | None = None,
+    context: Sequence[str] | None = None,
 ) -> list[BackendResult]:
-    """The line's results on message `message_id` (`rules`: the rules' result if already known).
-    Reads the database when the learned screen is on; never raises for the screen itself."""
+    """The line's results on message `message_id` (`rules`: the rules' result if already known;
+    `context`: its `message_context` if already read, as the sweep reads a batch's at once).
+    Reads the database when the learned screen is on and `context` is not given; never raises
+    for the screen itself."""
     rules = rules if rules is not None else offline.screen(text)
     size = learned.context_size()
-    context = message_context(conversation_id=conversation_id, before_id=message_id, size=size) if size else []
+    if not size:
+        context = []
+    elif context is None:
+        context = message_context(conversation_id=conversation_id, before_id=message_id, size=size)
     return learned.screen_message(text, context, rules)

@@ -7,9 +7,13 @@ their own included. A flag outside the scope is a 404, never a 403.
 
 from __future__ import annotations
 
+import bisect
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.db.models import BooleanField, Case, F, IntegerField, Q, QuerySet, Value, When, Window
+from django.db.models.functions import RowNumber
 from django.utils.translation import gettext as _
 
 from accounts.models import Classroom, User
@@ -147,3 +151,32 @@ def message_context(*, conversation_id: int, before_id: int, size: int) -> list[
         .values_list("content", flat=True)[:size]
     )
     return list(reversed(rows))
+
+
+def message_contexts(*, messages: Sequence[tuple[int, int]], size: int) -> dict[int, list[str]]:
+    """`message_context` of each (message id, conversation id) of `messages`, by message id, read
+    in one statement (the sweep's batch): the student messages of those conversations from the
+    batch's first id to its last, and the last `size` of each before the first."""
+    contexts: dict[int, list[str]] = {pk: [] for pk, _ in messages}
+    if size <= 0 or not messages:
+        return contexts
+    first, last = min(pk for pk, _ in messages), max(pk for pk, _ in messages)
+    before = Case(When(pk__lt=first, then=Value(True)), default=Value(False), output_field=BooleanField())
+    rows = (
+        Message.objects.filter(
+            conversation_id__in={conversation for _, conversation in messages}, role=Message.Role.STUDENT, pk__lt=last
+        )
+        .annotate(newest=Window(RowNumber(), partition_by=[F("conversation_id"), before], order_by=F("pk").desc()))
+        .filter(Q(pk__gte=first) | Q(newest__lte=size))
+        .order_by("conversation_id", "pk")
+        .values_list("conversation_id", "pk", "content")
+    )
+    ids: dict[int, list[int]] = defaultdict(list)
+    texts: dict[int, list[str]] = defaultdict(list)
+    for conversation, pk, content in rows:
+        ids[conversation].append(pk)
+        texts[conversation].append(content)
+    for pk, conversation in messages:
+        end = bisect.bisect_left(ids[conversation], pk)
+        contexts[pk] = texts[conversation][max(0, end - size) : end]
+    return contexts

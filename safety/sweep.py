@@ -18,8 +18,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from conversations.models import Message
-from safety import line, recording
+from safety import learned, line, recording
 from safety.models import Flag, ScreeningCursor
+from safety.selectors import message_contexts
 from safety.types import combine
 
 logger = logging.getLogger(__name__)
@@ -46,12 +47,16 @@ def messages_sweep(*, settle_seconds: float = SETTLE_SECONDS, batch: int = BATCH
             .order_by("pk")
             .values_list("pk", "content", "created_at", "conversation_id", "conversation__student_id")[:batch]
         )
+        # A message newer than the cutoff, and those after it, wait for the next sweep.
+        rows = rows[: next((i for i, row in enumerate(rows) if row[2] > cutoff), len(rows))]
+        size = learned.context_size() if rows else 0  # a sweep with nothing to screen loads nothing
+        contexts = message_contexts(messages=[(row[0], row[3]) for row in rows], size=size)
         flagged = 0
-        for pk, content, created_at, conversation_id, student_id in rows:
-            if created_at > cutoff:
-                break
+        for pk, content, _created_at, conversation_id, student_id in rows:
             cursor.last_id = pk
-            verdict = combine(line.screen_stored(message_id=pk, conversation_id=conversation_id, text=content))
+            verdict = combine(
+                line.screen_stored(message_id=pk, conversation_id=conversation_id, text=content, context=contexts[pk])
+            )
             if verdict.signals:
                 recording.flag_record(
                     student_id=student_id,

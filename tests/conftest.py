@@ -59,7 +59,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # The tests whose outcome depends on the database backend, which CI runs on SQLite as well as on
 # PostgreSQL (`pytest -m both_databases` on SQLite, docs/testing.md): memory search and recall
 # (PostgreSQL's postings and pgvector, SQLite's FTS5 and vector cache), the migrations, and the
-# code that locks rows or claims with one statement (turns, leases, summaries, lifecycle, erasure).
+# code that locks rows or claims with one statement (turns, leases, summaries, lifecycle, erasure),
+# and the safety sweep's window-function read of a batch's contexts.
 # Besides these paths, every test marked postgresql_only or sqlite_only is one of them.
 BOTH_DATABASES = (
     "tests/memory/test_fts.py",
@@ -87,6 +88,7 @@ BOTH_DATABASES = (
     "tests/webhooks/",
     "tests/web/test_roster_api.py",
     "tests/accounts/test_sign_in_codes.py",
+    "tests/safety/test_sweep.py",
 )
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from conversations.models import Conversation, Message
 from safety import sweep
 from safety.models import Flag, ScreeningCursor
+from safety.selectors import message_context, message_contexts
 from tests.conversations.test_turn import send, start
 from tests.safety.test_safety_e2e import CRISES
 
@@ -67,3 +68,42 @@ def test_a_flag_the_turn_recorded_is_not_made_or_alerted_twice(
         assert sweep.messages_sweep() == 1
     assert Flag.objects.count() == 1
     assert alerts(callbacks) == 0
+
+
+def test_a_batchs_contexts_read_at_once_are_each_messages_own(school, django_assert_num_queries):
+    """`message_contexts` gives each message of a batch what `message_context` gives it alone:
+    the student's previous messages of its own conversation (a tutor's reply skipped), from
+    before the batch as from within it, in one statement."""
+    conversations = [
+        Conversation.objects.create(student=school[name], subject=name, last_activity_at=timezone.now())
+        for name in ("alice", "alice", "bob")
+    ]
+    seqs = dict.fromkeys(conversations, 0)
+
+    def say(conversation: Conversation, role: str = "student") -> Message:
+        seqs[conversation] += 1
+        seq = seqs[conversation]
+        cmid = f"m{seq}" if role == "student" else None
+        content = f"{conversation.subject} {conversation.pk} says {seq}"
+        return Message.objects.create(
+            conversation=conversation, seq=seq, role=role, content=content, client_message_id=cmid
+        )
+
+    one, two, three = conversations
+    for _ in range(5):  # before the batch: more than the context's size in one conversation
+        say(one)
+        say(one, "tutor")
+    say(two)
+    batch = [say(one), say(three), say(two), say(one), say(two), say(one)]
+    say(one, "tutor")
+    batch.append(say(one))
+    say(three)  # after the batch: never read as context
+    messages = [(m.pk, m.conversation_id) for m in batch[1:]]  # the batch's first id is one of its
+    with django_assert_num_queries(1):
+        contexts = message_contexts(messages=messages, size=3)
+    expected = {
+        pk: message_context(conversation_id=conversation, before_id=pk, size=3) for pk, conversation in messages
+    }
+    assert contexts == expected
+    assert [len(contexts[pk]) for pk, _ in messages] == [0, 1, 3, 2, 3, 3]
+    assert message_contexts(messages=messages, size=0) == {pk: [] for pk, _ in messages}
