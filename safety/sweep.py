@@ -5,7 +5,9 @@ between storing the message and recording the flag) is still screened and alerte
 
 The turn records its flags as soon as the offline line has read the message; the sweep finds
 them there and merges into them (`recording.flag_record`: no second flag, no second alert). The
-sweep runs the offline line only: a lost answer of a slower backend is not asked again.
+sweep runs the offline line only: a lost answer of a slower backend is not asked again. A
+batch's contexts (each message's previous messages, as the turn reads them) are read in one
+statement (safety.selectors.message_contexts).
 """
 
 from __future__ import annotations

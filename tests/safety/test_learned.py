@@ -63,7 +63,7 @@ def plain_row(head: Head, index: dict[str, int], text: str) -> tuple[np.ndarray,
 
 
 def test_the_n_gram_rows_are_those_of_their_definition_over_the_whole_corpus():
-    head = Head.load(HEAD_PATH)
+    head = learned.head()
     index = {g: i for i, g in enumerate(head.vocabulary.grams)}
     cases = [case for path in sorted(CORPUS.glob("*/*.jsonl")) for case in load_cases(path)]
     long_word = "un" * WORD_CHARS_CACHED + " hahahaha " * 300  # a word not kept, a count past the table's
