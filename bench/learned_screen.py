@@ -12,6 +12,8 @@ previous messages) is screened in three ways, each timed in wall-clock and CPU t
 - n-grams: the sparse part alone (`safety.learned.features.sparse_row`), the message and its
   context.
 
+The table gives each over all the cases, then over those with a context (255 of the 1,223).
+
 With `--tree PATH` (another checkout of the repository, such as main's), each round screens the
 blind sets once in a fresh process of each checkout, the order alternating between rounds, and
 the table gives both with their ratio. Both must give the same verdicts: the bench compares
@@ -40,17 +42,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = ROOT / "bench" / "results" / "learned_screen.json"
 KINDS = ("turn", "cold", "n-grams")
+SUBSETS = ("all", "with context")
 
 
 def _rows(vocabulary: Any, text: str, context: list[str]) -> Any:
     """The sparse row, in this checkout's way or an older one's (an index passed in)."""
     from safety.learned import features
 
+    sparse_row: Any = features.sparse_row
     if hasattr(vocabulary, "index"):
         index = getattr(vocabulary, "_bench_index", None) or vocabulary.index()
         object.__setattr__(vocabulary, "_bench_index", index)
-        return features.sparse_row(vocabulary, index, text, context)
-    return features.sparse_row(vocabulary, text, context)
+        return sparse_row(vocabulary, index, text, context)
+    return sparse_row(vocabulary, text, context)
 
 
 def child(tree: Path, limit: int | None) -> dict[str, Any]:
@@ -75,6 +79,7 @@ def child(tree: Path, limit: int | None) -> dict[str, Any]:
     load_s = time.perf_counter() - started
     times: dict[str, dict[str, list[float]]] = {kind: {"wall": [], "cpu": []} for kind in KINDS}
     verdicts = []
+    with_context = [bool(head.context_of(case.context)) for case in cases]
 
     def timed(kind: str, fn: Any) -> Any:
         wall, cpu = time.perf_counter(), time.process_time()
@@ -102,7 +107,7 @@ def child(tree: Path, limit: int | None) -> dict[str, Any]:
         embedders._cache["use"].clear()
         timed("cold", lambda: learned.screen_message(case.text, context, rules))  # noqa: B023
         timed("n-grams", lambda: _rows(head.vocabulary, case.text, context))  # noqa: B023
-    return {"load_s": load_s, "times": times, "verdicts": verdicts, "cases": len(cases)}
+    return {"load_s": load_s, "times": times, "verdicts": verdicts, "cases": len(cases), "with_context": with_context}
 
 
 def _pass(tree: Path, limit: int | None) -> dict[str, Any]:
@@ -157,18 +162,27 @@ def main(argv: list[str] | None = None) -> None:
     }
     for name, runs in passes.items():
         result["figures"][name] = {
-            kind: {clock: _summary([v for run in runs for v in run["times"][kind][clock]]) for clock in ("wall", "cpu")}
+            f"{kind}, {subset}": {
+                clock: _summary(
+                    [
+                        v
+                        for run in runs
+                        for v, has in zip(run["times"][kind][clock], run["with_context"], strict=True)
+                        if subset == "all" or has
+                    ]
+                )
+                for clock in ("wall", "cpu")
+            }
+            for subset in SUBSETS
             for kind in KINDS
         }
         result["figures"][name]["load_s"] = statistics.median(run["load_s"] for run in runs)
     if "baseline" in passes:
         base, this = passes["baseline"][0]["verdicts"], passes["this"][0]["verdicts"]
-        result["verdicts_differ"] = sum(
-            (a["severity"], a["categories"]) != (b["severity"], b["categories"]) for a, b in zip(base, this, strict=True)
-        )
-        result["max_p_difference"] = max(
-            abs(x - y) for a, b in zip(base, this, strict=True) for x, y in zip(a["p"], b["p"], strict=True)
-        )
+        pairs = list(zip(base, this, strict=True))
+        verdict = ("severity", "categories")
+        result["verdicts_differ"] = sum([a[k] for k in verdict] != [b[k] for k in verdict] for a, b in pairs)
+        result["max_p_difference"] = max(abs(x - y) for a, b in pairs for x, y in zip(a["p"], b["p"], strict=True))
 
     print(
         f"# The learned screen per message, {result['cases']} blind cases with context, {args.rounds} rounds\n"
@@ -180,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     header += " | p50 ratio |" if "baseline" in names else " |"
     print(header)
     print("|---|" + "---:|" * (2 * len(names) + ("baseline" in names)))
-    for kind in KINDS:
+    for kind in (f"{kind}, {subset}" for subset in SUBSETS for kind in KINDS):
         for clock in ("wall", "cpu"):
             cells = []
             for name in names:
