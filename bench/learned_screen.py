@@ -114,7 +114,9 @@ def _pass(tree: Path, limit: int | None) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), "--child", str(tree)]
     if limit:
         command += ["--limit", str(limit)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"{tree}: the pass failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])
 
 
