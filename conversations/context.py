@@ -11,10 +11,11 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from conversations import prompts
-from conversations.models import ContextCheckpoint, Conversation
-from core.db import connection_release
+from conversations.models import ContextCheckpoint, Conversation, Message
+from core.db import compiled_query, connection_release
 from llm import gateway
 from llm.models import LLMUsage
 from llm.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens
@@ -113,10 +114,8 @@ def _history(
     while they do not fit."""
     covered_seq = checkpoint.covers_through_seq if checkpoint else 0
     summary_tokens = checkpoint.summary_tokens if checkpoint else 0
-    rows = list(
-        conversation.messages.filter(seq__gt=covered_seq, seq__lte=upto_seq)
-        .order_by("seq")
-        .values_list("role", "content", "token_count")
+    rows = compiled_query(
+        "conversations.history", None, _history_rows, conversation_id=conversation.pk, after=covered_seq, upto=upto_seq
     )
     # Whatever happened above, the history sent must fit: drop the oldest messages, with a
     # marker, if it still does not (compression failed, or the recent messages alone are huge).
@@ -133,6 +132,14 @@ def _history(
         checkpoint_summary=checkpoint.summary if checkpoint else None,
         checkpoint_covered=checkpoint.covered_messages if checkpoint else 0,
         omitted=start,
+    )
+
+
+def _history_rows(*, conversation_id: int, after: int, upto: int) -> QuerySet[Message, tuple[str, str, int]]:
+    return (
+        Message.objects.filter(conversation_id=conversation_id, seq__gt=after, seq__lte=upto)
+        .order_by("seq")
+        .values_list("role", "content", "token_count")
     )
 
 

@@ -1,4 +1,5 @@
-"""Short database steps from async code, and connections given back between them.
+"""Short database steps from async code, and connections given back between them; the hot
+statements compiled once (`compiled_query`).
 
 A chat turn awaits the model for seconds. It must not hold a database connection meanwhile:
 each database step runs in a worker thread (`db_step`) and gives its connection back to the
@@ -15,13 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, connection
+from django.db.models import Model, QuerySet
+from django.db.models.query import ModelIterable
 from django.utils import translation
 
 from core import metrics
@@ -122,3 +126,85 @@ async def _in_thread(run: Callable[[], R]) -> R:
     if error is not None:
         raise error
     return result  # type: ignore[return-value]
+
+
+# --- Statements compiled once ------------------------------------------------------------------
+
+# Stand-ins for a statement's values while the ORM compiles it: within every integer field's
+# range (the ORM drops a comparison with a value out of its field's range), and no value a
+# statement holds of its own.
+_STAND_IN = 2_147_391_000
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    sql: str
+    # The statement's parameters: a value of its own, or (at `slots`) the name of a value given at
+    # each run and its type.
+    params: tuple[Any, ...]
+    slots: frozenset[int]  # the positions in `params` that are names
+    model: type[Model] | None  # the model a row builds (None: the rows as tuples)
+    fields: tuple[str, ...]  # the model's attnames, in the select's order
+    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
+
+
+_compiled: dict[tuple[str, Hashable, str], _Compiled] = {}
+
+
+def _compile(build: Callable[..., QuerySet[Any]], names: tuple[str, ...]) -> _Compiled:
+    stand_ins = {name: _STAND_IN - i for i, name in enumerate(names)}
+    queryset = build(**stand_ins)
+    query = queryset.query
+    if query.select_related or query.annotation_select:
+        raise ValueError("compiled_query builds neither related instances nor annotations")
+    compiler = query.get_compiler(using=connection.alias)
+    sql, params = compiler.as_sql()
+    if any(str(value) in sql for value in stand_ins.values()):
+        raise AssertionError("a value was written into the compiled statement, not passed as a parameter")
+    by_value = {value: name for name, value in stand_ins.items()}
+    # A value keeps the type the backend gave it (psycopg's Int4 for an integer field).
+    slots = {i: (by_value[p], type(p)) for i, p in enumerate(params) if isinstance(p, int) and p in by_value}
+    spec = tuple(slots.get(i, p) for i, p in enumerate(params))
+    if {name for name, _type in slots.values()} != set(names):
+        raise AssertionError(f"a value of {names} is not a parameter of the compiled statement")
+    select = compiler.select
+    klass = compiler.klass_info
+    model, fields = None, ()
+    if klass is not None and queryset._iterable_class is ModelIterable:
+        first, last = klass["select_fields"][0], klass["select_fields"][-1] + 1
+        model, fields = klass["model"], tuple(s[0].target.attname for s in select[first:last])
+    converters = compiler.get_converters([s[0] for s in select[: compiler.col_count]])
+    return _Compiled(
+        sql, spec, frozenset(slots), model, fields, tuple((i, tuple(c), e) for i, (c, e) in converters.items())
+    )
+
+
+def compiled_query(key: str, shape: Hashable, build: Callable[..., QuerySet[Any]], /, **values: int) -> list[Any]:
+    """The rows of `build(**values)`, the queryset's SQL compiled by the ORM once per process, key,
+    `shape` and database alias, then run as is with each call's `values` as its parameters: the
+    model's instances (as `QuerySet.__iter__` builds them, without select_related or
+    annotations), or tuples for a `values_list()`.
+
+    `values` are ints (ids, seqs) that the statement must take as parameters: `build` is called
+    once with stand-ins for them, and anything it reads besides them (a limit, a setting, a
+    list's length) must be in `shape`, which keys the cache with `key`."""
+    cache_key = (key, shape, connection.alias)
+    statement = _compiled.get(cache_key)
+    if statement is None:
+        statement = _compiled[cache_key] = _compile(build, tuple(values))
+    params = [p[1](values[p[0]]) if i in statement.slots else p for i, p in enumerate(statement.params)]
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, params)
+        rows = cursor.fetchall()
+    if statement.converters:
+        rows = [list(row) for row in rows]
+        for row in rows:
+            for i, functions, expression in statement.converters:
+                value = row[i]
+                for convert in functions:
+                    value = convert(value, expression, connection)
+                row[i] = value
+    if statement.model is None:
+        return [tuple(row) for row in rows]
+    model, fields, alias = statement.model, statement.fields, connection.alias
+    return [model.from_db(alias, fields, row[: len(fields)]) for row in rows]

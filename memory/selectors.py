@@ -16,6 +16,7 @@ from accounts.selectors import (
     students_readable_by,
     students_visible_to,
 )
+from core.db import compiled_query
 from core.errors import ApplicationError, NotFound
 from memory import budget
 from memory.models import AIMemory, AIMemoryQuerySet, MemoryEmbedding
@@ -93,13 +94,17 @@ def memories_for_prompt(*, student_id: int, limit: int) -> list[AIMemory]:
     Called by the chat turn on behalf of the student who owns the conversation, so the scope
     is the student id itself.
     """
-    return list(
+    return compiled_query("memory.latest", limit, lambda **ids: _latest(**ids)[:limit], student_id=student_id)
+
+
+def _latest(*, student_id: int) -> AIMemoryQuerySet:
+    return (
         AIMemory.objects.active()
         .shown_to_student()
         .filter(student_id=student_id)
         .exclude(kind__in=(*RECORD_KINDS, *TIER_KINDS))
         .order_by("-created_at", "-id")
-        .only(*_PROMPT_FIELDS)[:limit]
+        .only(*_PROMPT_FIELDS)
     )
 
 
@@ -119,6 +124,33 @@ _PROMPT_FIELDS = (
 )
 # The semantic and procedural tiers: shown first in the prompt, not among the latest.
 TIER_KINDS = (*AIMemory.TIER_KINDS[AIMemory.Tier.SEMANTIC], *AIMemory.TIER_KINDS[AIMemory.Tier.PROCEDURAL])
+
+
+def _tiers(*, student_id: int) -> AIMemoryQuerySet:
+    return (
+        AIMemory.objects.active()
+        .shown_to_student()
+        .filter(student_id=student_id, kind__in=TIER_KINDS, confirmed_at__isnull=False)
+        .order_by("-confidence", "-created_at", "-id")
+        .only(*_PROMPT_FIELDS)
+    )
+
+
+def _memories_by_id(*, student_id: int, ids: list[int]) -> list[AIMemory]:
+    """The student's active memories shown to them among `ids` (in no order)."""
+    if not ids:
+        return []
+    slots = {f"id_{i}": pk for i, pk in enumerate(ids)}
+
+    def build(*, student_id: int, **ids: int) -> AIMemoryQuerySet:
+        return (
+            AIMemory.objects.active()
+            .shown_to_student()
+            .filter(student_id=student_id, pk__in=list(ids.values()))
+            .only(*_PROMPT_FIELDS)
+        )
+
+    return compiled_query("memory.by_id", len(ids), build, student_id=student_id, **slots)
 
 
 def memories_missing_embedding(*, model: str, limit: int, after_id: int = 0) -> list[int]:
@@ -191,13 +223,8 @@ def turn_memories(
     holds the query's vectors already (memory.blocks: the chat turn embeds before this step).
     """
     signals: dict[int, dict[str, Any]] = {}
-    tiers = list(
-        AIMemory.objects.active()
-        .shown_to_student()
-        .filter(student_id=student_id, kind__in=TIER_KINDS, confirmed_at__isnull=False)
-        .order_by("-confidence", "-created_at", "-id")
-        .only(*_PROMPT_FIELDS)[: settings.MEMORY_TIER_COUNT]
-    )
+    tier_count = settings.MEMORY_TIER_COUNT
+    tiers = compiled_query("memory.tiers", tier_count, lambda **ids: _tiers(**ids)[:tier_count], student_id=student_id)
     latest = memories_for_prompt(student_id=student_id, limit=settings.MEMORY_LOAD_COUNT)
     relevant: list[AIMemory] = []
     if message.strip() and settings.MEMORY_RELEVANT_COUNT > 0:
@@ -209,13 +236,9 @@ def turn_memories(
                 language=language,
                 embedder=embedder,
             )
-            found = {
-                m.pk: m
-                for m in AIMemory.objects.active()
-                .shown_to_student()
-                .filter(student_id=student_id, pk__in=result.ids)
-                .only(*_PROMPT_FIELDS)
-            }
+            loaded = {m.pk: m for m in [*tiers, *latest]}
+            wanted = [pk for pk in result.ids if pk not in loaded]
+            found = {**loaded, **{m.pk: m for m in _memories_by_id(student_id=student_id, ids=wanted)}}
             relevant = [found[pk] for pk in result.ids if pk in found]
             for hit in result.hits:
                 signals[hit.memory_id] = {

@@ -89,6 +89,7 @@ BOTH_DATABASES = (
     "tests/web/test_roster_api.py",
     "tests/accounts/test_sign_in_codes.py",
     "tests/safety/test_sweep.py",
+    "tests/core/test_compiled.py",
 )
 
 
