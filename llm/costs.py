@@ -112,11 +112,16 @@ def period_end(period: str, now: datetime) -> datetime:
     return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
 
 
+def budget_setting_set() -> bool:
+    """Whether a budget setting covers every student (then a budget may apply to anyone)."""
+    return any(Decimal(getattr(settings, setting) or 0) > 0 for setting, _field in _SOURCES.values())
+
+
 def budget_may_apply(*, student_id: Any) -> Exists | Value:
     """Whether a budget may cover the student, as an expression for a query to annotate
     (`student_id` an int or an OuterRef): False means `budgets_for` finds none, so there is
     nothing for `budget_check` to check. True whenever a budget setting is set."""
-    if any(Decimal(getattr(settings, setting) or 0) > 0 for setting, _field in _SOURCES.values()):
+    if budget_setting_set():
         return Value(True, output_field=BooleanField())
     overridden = reduce(or_, (Q(**{f"{field}__gt": 0}) for _setting, field in _SOURCES.values()))
     return Exists(

@@ -264,7 +264,7 @@ def _claim_statement(
         # Only a student owns a conversation: anyone else's refusal is the transaction's to say
         # (a scope with no student compiles to no SQL at all).
         return None
-    if not isinstance(costs.budget_may_apply(student_id=user.pk), Exists):
+    if costs.budget_setting_set():
         return None  # a budget setting covers every student: the transaction checks it
     now = timezone.now()
     token = uuid.uuid4().hex
@@ -349,10 +349,12 @@ def _claim_compile(*, user: Any, pk: int, slots: dict[_Slot, Any]) -> tuple[str,
     budget = costs.budget_may_apply(student_id=user.pk)
     assert isinstance(budget, Exists), "the claim statement is for students no budget setting covers"
     parts: dict[str, Any] = {
-        "scope": Conversation.objects.visible_to(user).filter(pk=pk, student_id=user.pk).values("pk").query,
+        # Unordered: an order means nothing to IN and EXISTS, and the statement stays short
+        # enough for psycopg to cache its parsing (MAX_CACHED_STATEMENT_LENGTH).
+        "scope": Conversation.objects.visible_to(user).filter(pk=pk, student_id=user.pk).order_by().values("pk").query,
         "budget": budget.query,
-        "files": ConversationFile.objects.filter(conversation_id=pk).values("pk").query,
-        "checkpoints": ContextCheckpoint.objects.filter(conversation_id=pk).values("pk").query,
+        "files": ConversationFile.objects.filter(conversation_id=pk).order_by().values("pk").query,
+        "checkpoints": ContextCheckpoint.objects.filter(conversation_id=pk).order_by().values("pk").query,
     }
     presence = _presence(student_id=user.pk)
     for i, exists in enumerate(presence):
