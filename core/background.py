@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -56,12 +57,19 @@ def send(name: str, *args: Any, **kwargs: Any) -> bool:
     return True
 
 
+# Held while the apps' tasks modules are imported: a send that comes meanwhile waits for them
+# rather than finding a module half imported and its task not registered yet.
+_discovery = threading.Lock()
+
+
 def _registered(name: str) -> Any:
     tasks = current_app.tasks
     if name not in tasks:
-        # Celery's autodiscovery: every installed app's `tasks` module (a web process imports
-        # none of them until it sends one).
-        current_app.autodiscover_tasks(force=True)
+        with _discovery:
+            if name not in tasks:
+                # Celery's autodiscovery: every installed app's `tasks` module (a web process
+                # imports none of them until it sends one).
+                current_app.autodiscover_tasks(force=True)
     return tasks[name]
 
 

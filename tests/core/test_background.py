@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
 
@@ -96,6 +97,28 @@ def test_a_task_name_this_process_never_imported_is_found_by_autodiscovery():
     try:
         with mock.patch.object(app, "autodiscover_tasks", side_effect=lambda force: registry.register(task)) as found:
             assert background._registered(SWEEP) is task
+        found.assert_called_once_with(force=True)
+    finally:
+        registry[SWEEP] = task
+
+
+def test_sends_at_once_of_a_task_not_imported_yet_discover_it_once_and_all_find_it():
+    """Concurrent first sends (a web process's first turns at once) wait for the one discovery:
+    none finds the tasks module half imported and its task missing."""
+    registry = app.tasks
+    task = registry[SWEEP]
+    del registry[SWEEP]
+
+    def slow_discovery(force: bool) -> None:
+        time.sleep(0.05)  # importing the apps' tasks modules
+        registry.register(task)
+
+    try:
+        with (
+            mock.patch.object(app, "autodiscover_tasks", side_effect=slow_discovery) as found,
+            ThreadPoolExecutor(max_workers=8) as pool,
+        ):
+            assert list(pool.map(lambda _: background._registered(SWEEP), range(8))) == [task] * 8
         found.assert_called_once_with(force=True)
     finally:
         registry[SWEEP] = task
