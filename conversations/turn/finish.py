@@ -102,9 +102,7 @@ def _finish_statement(*, claim: Claimed, reply: Message, usage: list[LLMUsage]) 
     and the memories' counters, as one statement. Raises IntegrityError (nothing written) if the
     student message has a reply already."""
     token = claim.token
-    usage_columns, usage_types, usage_rows = _recordset(usage)
-    template = _FINISH_SQL.replace("<reply_seq>", _REPLY_SEQ_SQL)
-    statement = sql_named(template).replace("<usage_columns>", usage_columns).replace("<usage_types>", usage_types)
+    statement, usage_rows = _finish_sql(), _recordset(usage)
     tool_events = Message._meta.get_field("tool_events")
     params: list[Any] = [
         reply.token_count,
@@ -138,15 +136,35 @@ def _finish_statement(*, claim: Claimed, reply: Message, usage: list[LLMUsage]) 
     return reply
 
 
-def _recordset(rows: list[LLMUsage]) -> tuple[str, str, str]:
-    """New usage rows for an INSERT ... SELECT FROM jsonb_to_recordset (PostgreSQL): their
-    columns, the recordset's column definitions, and the rows as a JSON array."""
-    fields = [f for f in LLMUsage._meta.concrete_fields if not f.primary_key]
-    q = connection.ops.quote_name
+_finish_statements: dict[str, str] = {}
+
+
+def _finish_sql() -> str:
+    """The finish statement, its names quoted and the usage rows' columns written in, once per
+    database alias."""
+    statement = _finish_statements.get(connection.alias)
+    if statement is None:
+        fields = _usage_fields()
+        q = connection.ops.quote_name
+        statement = (
+            sql_named(_FINISH_SQL.replace("<reply_seq>", _REPLY_SEQ_SQL))
+            .replace("<usage_columns>", ", ".join(q(f.column) for f in fields))
+            .replace("<usage_types>", ", ".join(f"{q(f.column)} {f.db_type(connection)}" for f in fields))
+        )
+        _finish_statements[connection.alias] = statement
+    return statement
+
+
+def _usage_fields() -> list[Any]:
+    return [f for f in LLMUsage._meta.concrete_fields if not f.primary_key]
+
+
+def _recordset(rows: list[LLMUsage]) -> str:
+    """New usage rows for the finish statement's INSERT ... SELECT FROM jsonb_to_recordset
+    (PostgreSQL), as a JSON array."""
+    fields = _usage_fields()
     values = [{f.column: f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields} for row in rows]
-    columns = ", ".join(q(f.column) for f in fields)
-    types = ", ".join(f"{q(f.column)} {f.db_type(connection)}" for f in fields)
-    return columns, types, json.dumps(values, default=str)
+    return json.dumps(values, default=str)
 
 
 def _access_rows(shown: list[tuple[int, dict[str, Any]]]) -> str:
@@ -185,7 +203,7 @@ _REPLY_SEQ_SQL = (
 )
 
 
-# PostgreSQL: <reply_seq> is _REPLY_SEQ_SQL; <usage_*> the usage rows' columns (_recordset).
+# PostgreSQL: <reply_seq> is _REPLY_SEQ_SQL; <usage_*> the usage rows' columns (_finish_sql).
 _FINISH_SQL = (
     "WITH counted AS (<reply_seq>), "
     "reply AS (INSERT INTO {message} ({conversation_id}, {seq}, {role}, {content}, {client_message_id}, "
