@@ -404,6 +404,7 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
     # Warm-up, then the measured runs.
     for q, qv in zip(queries[:5], qvecs[:5], strict=True):
         run(q, qv, "hybrid")
+    recall.vector_cache.settle()  # a warm process holds the student's vectors
     postings.search_paths.clear()
     vector_search.scan_paths.clear()
     embedder.topics = 0
@@ -478,6 +479,8 @@ for line in sys.stdin:
         query_vector=np.asarray(job["vector"], dtype=np.float32), embedder=embedder, strategy=job["strategy"],
     )
     assert not result.degraded, result.degraded
+    if hasattr(recall.vector_cache, "settle"):  # a warm process holds what it loads
+        recall.vector_cache.settle()
     print(json.dumps({"ms": result.search_ms, "ids": result.ids}), flush=True)
 """
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 import numpy as np
 
 from memory.search import vector_search
+from memory.search.tuning import RecallConfig, decay
 from memory.search.vector_cache import StudentVectors
 
 
@@ -97,3 +99,54 @@ def best_sentence(vectors: StudentVectors, rows: np.ndarray, q: np.ndarray) -> n
     flat = np.repeat(vectors.sentence_start[rows], counts) + (np.arange(counts.sum()) - np.repeat(starts, counts))
     best: np.ndarray = np.maximum.reduceat(vectors.sentence_matrix[flat] @ q, starts)
     return best
+
+
+def best_first(scores: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the `k` highest scores, best first, equal scores by position (the cached
+    rows are ordered by memory id, so ties go to the lower id, as the SQL statements order them)."""
+    n = scores.shape[0]
+    if k <= 0 or n == 0:
+        return np.zeros(0, np.int64)
+    if k < n:
+        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        above = np.flatnonzero(scores > kth)
+        chosen = np.concatenate([above, np.flatnonzero(scores == kth)[: k - above.size]])
+    else:
+        chosen = np.arange(n)
+    return chosen[np.argsort(-scores[chosen], kind="stable")]
+
+
+def rank_held(
+    vectors: StudentVectors,
+    *,
+    query: np.ndarray,
+    topic: np.ndarray | None,
+    depth: int,
+    config: RecallConfig,
+    now: datetime,
+) -> tuple[list[tuple[int, float]], SemanticScores]:
+    """The `depth` best of a student's vectors held in the process (memory.search.vector_cache),
+    scored as memory.search.vector_search scores them in the database, and every memory's score."""
+    sims = vectors.matrix @ query
+    if config.sentence_mix > 0 and vectors.sentence_matrix.shape[0]:
+        sims = _sentence_mix(sims, vectors, query, config)
+    if config.decay_half_life_days > 0:
+        ages = (now.timestamp() - vectors.created) / 86400.0
+        sims = sims * decay(ages, config)
+    top = best_first(sims, min(depth, sims.shape[0]))
+    every = SemanticScores(vectors.ids, sims, vectors.created, vectors, topic)
+    return [(int(vectors.ids[i]), float(sims[i])) for i in top], every
+
+
+def _sentence_mix(sims: np.ndarray, vectors: StudentVectors, q: np.ndarray, config: RecallConfig) -> np.ndarray:
+    """Mix each shortlisted memory's whole-text similarity with its best sentence's."""
+    short = best_first(sims, config.sentence_shortlist)
+    short = short[vectors.sentence_count[short] > 0]
+    if short.size == 0:
+        return sims
+    best = best_sentence(vectors, short, q)
+    mixed = sims.copy()
+    # max(best, whole) >= whole, so a shortlisted memory never falls below one outside the
+    # shortlist, which keeps its whole-text score: the order between the two groups holds.
+    mixed[short] = (1 - config.sentence_mix) * sims[short] + config.sentence_mix * np.maximum(best, sims[short])
+    return mixed

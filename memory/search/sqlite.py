@@ -21,9 +21,9 @@ from django.db import connection, transaction
 from memory.models import StudentMemoryRevision
 from memory.search.engine import QueryStatistics
 from memory.search.fts import IndexRow, analyse, query_terms
-from memory.search.scores import SemanticScores, best_sentence
-from memory.search.tuning import RecallConfig, decay
-from memory.search.vector_cache import StudentVectors, vector_cache
+from memory.search.scores import SemanticScores, rank_held
+from memory.search.tuning import RecallConfig
+from memory.search.vector_cache import vector_cache
 
 logger = logging.getLogger(__name__)
 
@@ -140,30 +140,5 @@ class SqliteSearch:
                 "recall: query vector has %d dims, stored vectors %d", query.shape[0], vectors.matrix.shape[1]
             )
             return [], None, "dimension mismatch"
-        sims = vectors.matrix @ query
-        if config.sentence_mix > 0 and vectors.sentence_matrix.shape[0]:
-            sims = _sentence_mix(sims, vectors, query, config)
-        if config.decay_half_life_days > 0:
-            ages = (now.timestamp() - vectors.created) / 86400.0
-            sims = sims * decay(ages, config)
-        n = min(depth, sims.shape[0])
-        top = np.argpartition(-sims, n - 1)[:n] if n < sims.shape[0] else np.arange(sims.shape[0])
-        top = top[np.argsort(-sims[top], kind="stable")]
-        every = SemanticScores(vectors.ids, sims, vectors.created, vectors, topic)
-        return [(int(vectors.ids[i]), float(sims[i])) for i in top], every, ""
-
-
-def _sentence_mix(sims: np.ndarray, vectors: StudentVectors, q: np.ndarray, config: RecallConfig) -> np.ndarray:
-    """Mix each shortlisted memory's whole-text similarity with its best sentence's."""
-    n = sims.shape[0]
-    k = min(config.sentence_shortlist, n)
-    short = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-    short = short[vectors.sentence_count[short] > 0]
-    if short.size == 0:
-        return sims
-    best = best_sentence(vectors, short, q)
-    mixed = sims.copy()
-    # max(best, whole) >= whole, so a shortlisted memory never falls below one outside the
-    # shortlist, which keeps its whole-text score: the order between the two groups holds.
-    mixed[short] = (1 - config.sentence_mix) * sims[short] + config.sentence_mix * np.maximum(best, sims[short])
-    return mixed
+        found, every = rank_held(vectors, query=query, topic=topic, depth=depth, config=config, now=now)
+        return found, every, ""

@@ -9,9 +9,11 @@ database (memory.search.vector_search) and no process holds a copy.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,6 +23,8 @@ from django.conf import settings
 from django.db import connection
 
 from memory.models import AIMemory, MemoryEmbedding
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,8 @@ class VectorCache:
         self._lock = threading.Lock()
         self._scoped = threading.local()
         self._bytes = 0  # what the cached buffers hold
+        self._warming: dict[tuple[int, str], Future[None]] = {}
+        self._loader: ThreadPoolExecutor | None = None
         self.loads = 0  # whole loads
         self.updates = 0  # catch-ups from the rows written since the cached revision
 
@@ -181,6 +187,42 @@ class VectorCache:
         finally:
             self._scoped.active = False
             self.clear()
+
+    def holds(self, student_id: int, model: str) -> bool:
+        """Whether some version of the student's vectors is held (it may be behind)."""
+        with self._lock:
+            return (student_id, model) in self._data
+
+    def warm(self, student_id: int, model: str) -> Future[None] | None:
+        """Load the student's vectors on the cache's own thread, off the caller's path (PostgreSQL:
+        the query that finds them cold is answered by the database meanwhile); None when a load of
+        them is already under way. The thread's database connection is closed after each load."""
+        key = (student_id, model)
+        with self._lock:
+            if key in self._warming:
+                return None
+            if self._loader is None:
+                self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-cache")
+            future = self._loader.submit(self._warm, student_id, model)
+            self._warming[key] = future
+        return future
+
+    def settle(self) -> None:
+        """Wait for the loads under way (for the benchmarks and the tests)."""
+        with self._lock:
+            pending = list(self._warming.values())
+        for future in pending:
+            future.result()
+
+    def _warm(self, student_id: int, model: str) -> None:
+        try:
+            self.get(student_id, model)
+        except Exception:
+            logger.exception("vector cache: loading student %s's vectors failed", student_id)
+        finally:
+            with self._lock:
+                self._warming.pop((student_id, model), None)
+            connection.close()
 
     def version(self, student_id: int) -> int:
         """The student's memory revision: one primary-key lookup (0 before their first write)."""
