@@ -103,7 +103,10 @@ class PostgresSearch:
                 t = perf_counter()
                 held = vector_cache.get(student_id, model)
                 if held.ids.size and held.matrix.shape[1] == query.shape[0]:
-                    best, every = rank_held(held, query=query, topic=topic, depth=depth, config=config, now=now)
+                    best, every = rank_held(
+                        held, query=query, topic=topic, depth=depth, config=config, now=now,
+                        decayed_within_shortlist=True,
+                    )  # fmt: skip
                     timings["vectors_ms"] = (perf_counter() - t) * 1000
                     return best, every, ""
             else:

@@ -124,16 +124,27 @@ def rank_held(
     depth: int,
     config: RecallConfig,
     now: datetime,
+    decayed_within_shortlist: bool = False,
 ) -> tuple[list[tuple[int, float]], SemanticScores]:
     """The `depth` best of a student's vectors held in the process (memory.search.vector_cache),
-    scored as memory.search.vector_search scores them in the database, and every memory's score."""
-    sims = vectors.matrix @ query
+    and every memory's score: the whole-text similarity, mixed with the best sentence's for the
+    sentence shortlist, times the optional decay. `decayed_within_shortlist`: with a decay, the
+    top is drawn from the shortlist only (the shortlist and `depth` closest as a whole), as
+    memory.search.vector_search's statement draws it; else from every memory."""
+    whole = vectors.matrix @ query
+    sims = whole
     if config.sentence_mix > 0 and vectors.sentence_matrix.shape[0]:
-        sims = _sentence_mix(sims, vectors, query, config)
+        sims = _sentence_mix(whole, vectors, query, config)
+    pool = None
     if config.decay_half_life_days > 0:
         ages = (now.timestamp() - vectors.created) / 86400.0
         sims = sims * decay(ages, config)
-    top = best_first(sims, min(depth, sims.shape[0]))
+        if decayed_within_shortlist:
+            pool = np.sort(best_first(whole, max(config.sentence_shortlist if config.sentence_mix > 0 else 0, depth)))
+    if pool is None:
+        top = best_first(sims, min(depth, sims.shape[0]))
+    else:
+        top = pool[best_first(sims[pool], min(depth, pool.shape[0]))]
     every = SemanticScores(vectors.ids, sims, vectors.created, vectors, topic)
     return [(int(vectors.ids[i]), float(sims[i])) for i in top], every
 

@@ -149,7 +149,6 @@ def _same_vectors(cached, loaded):
         assert np.array_equal(getattr(cached, name), getattr(loaded, name)), name
 
 
-@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, openai_embedder):
     """Vectors are decoded once per student; after a new vector, an edit or an archive, the cache
@@ -161,6 +160,7 @@ def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, opena
     sport, maths = _two_memories(alice)
     memory_embed.run(sport.pk)
     recall(student_id=alice.pk, query="football", strategy="semantic")
+    vector_cache.settle()  # PostgreSQL loads them on the cache's thread
     loads, updates = vector_cache.loads, vector_cache.updates
     recall(student_id=alice.pk, query="football again", strategy="semantic")
     assert (vector_cache.loads, vector_cache.updates) == (loads, updates)
@@ -187,7 +187,6 @@ def test_vector_cache_catches_up_after_writes_instead_of_reloading(school, opena
     _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
 
 
-@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_back(school, openai_embedder):
     """An older memory re-embedded after an edit goes back to its place among the rows (ordered by
@@ -210,7 +209,6 @@ def test_vector_cache_catch_up_keeps_memory_order_when_an_older_memory_comes_bac
     _same_vectors(cached, load_vectors(student_id=alice.pk, model=model, version=version))
 
 
-@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_vector_cache_reads_everything_when_most_memories_changed(school, openai_embedder, monkeypatch):
     """Past CATCH_UP_MAX_ROWS changed memories a catch-up is one whole read, with the same rows."""
@@ -268,7 +266,6 @@ def test_vector_store_appends_in_place_once_per_state():
     assert first.ids.tolist() == [1, 2, 3, 7] and np.array_equal(first.matrix[3], first_rows.matrix[0])
 
 
-@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_one_students_writes_commit_in_revision_order_and_the_cache_misses_none(school, openai_embedder):
     """A write holds the student's revision until it commits: a second writer for the same
@@ -320,7 +317,6 @@ def test_vector_cache_keeps_nothing_read_inside_a_transaction(school, openai_emb
     assert vector_cache.loads == loads + 2
 
 
-@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_every_memory_write_takes_the_next_revision(school, openai_embedder):
     """Writes, edits, archives and stored vectors each move the student's revision and stamp

@@ -304,3 +304,45 @@ def test_the_half_precision_copy_follows_every_write_to_a_vector() -> None:
     check([kept, replaced])
     MemoryEmbedding.objects.filter(memory_id=kept).update(revision=5)  # not a vector: the copy stays as it is
     check([kept, replaced])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("mix", "half_life"), [(0.5, 0.0), (0.5, 10.0), (0.0, 0.0)])
+def test_the_vectors_held_in_the_process_rank_as_the_statement_does(mix: float, half_life: float) -> None:
+    """A student's first query is answered by the statement while the cache's thread loads their
+    vectors; the next ones from the held vectors: the same top, best first, and the same scores
+    (the products are summed in another order: within float32 rounding) for the lexical
+    candidates the fusion asks about too."""
+    from memory.search.backend import search_backend
+    from memory.search.tuning import RecallConfig
+    from memory.search.vector_cache import vector_cache
+
+    rng = np.random.default_rng(11)
+    student = make_user("pg-held")
+    memories = _memories(student, rng, 60)
+    _memories(make_user("pg-held-other"), rng, 20)
+    config = RecallConfig().with_(sentence_shortlist=15, sentence_mix=mix, decay_half_life_days=half_life)
+    backend, now = search_backend(), timezone.now()
+    for i in range(8):
+        q, topic = _unit(rng, 1)[0], _unit(rng, 1)[0]
+        extra = [memories[j][0] for j in rng.choice(len(memories), 6, replace=False)]
+        runs = []
+        for use_cache in (False, True):
+            timings: dict[str, float] = {}
+            top, scores, degraded = backend.semantic(
+                student_id=student.pk, model=MODEL, query=q, topic=topic, depth=10, extra=extra, config=config,
+                now=now, use_cache=use_cache, timings=timings,
+            )  # fmt: skip
+            assert not degraded and scores is not None
+            runs.append((top, scores))
+            if i == 0 and use_cache:
+                assert scores.vectors is None  # not held yet: the statement answered, the thread loads them
+                vector_cache.settle()
+                assert vector_cache.holds(student.pk, MODEL)
+        (by_statement, statement_scores), (held_top, held_scores) = runs
+        if i > 0:
+            assert held_scores.vectors is not None  # ranked in the process
+        assert [pk for pk, _ in held_top] == [pk for pk, _ in by_statement]
+        assert [s for _, s in held_top] == pytest.approx([s for _, s in by_statement], abs=1e-5)
+        assert held_scores.of(extra) == pytest.approx(statement_scores.of(extra), abs=1e-5)
+        assert held_scores.topic_of(extra) == pytest.approx(statement_scores.topic_of(extra), abs=1e-5)
