@@ -333,7 +333,7 @@ class StudentMemoryRevision(models.Model):
     whether it is current, and the rows stamped above the revision it holds to catch up, instead
     of decoding all of a student's vectors again. Deleting memory rows (never done: memories are
     archived) would have to delete this row too, so that caches start again from zero.
-    PostgreSQL keeps no vector cache: there, writes take no revision and stamp 0.
+    The same holds on PostgreSQL, where each process keeps the same cache.
     """
 
     student = models.OneToOneField(

@@ -1,10 +1,11 @@
-"""The embedded SQLite default's vectors, decoded once per process and kept current.
+"""A student's vectors, decoded once per process and kept current: recall ranks them with numpy.
 
-SQLite has no vector type: recall reads a student's float32 vectors (memory.fields), copies them
-into a numpy matrix and ranks it in Python. Reading and copying them on every query costs far
-more than the dot product, so the single process of the embedded default keeps them, bounded
-in bytes (EMBEDDINGS_CACHE_BYTES). PostgreSQL never uses this: it ranks the vectors in the
-database (memory.search.vector_search) and no process holds a copy.
+Reading and decoding a student's vectors on every query costs far more than the dot product, so
+each process keeps them, bounded in bytes (EMBEDDINGS_CACHE_BYTES), kept current by the student's
+memory revision (one primary-key read per query). SQLite has no vector type: its single process
+loads a student on their first query. On PostgreSQL a student the process does not hold yet is
+ranked by the database (memory.search.vector_search) while `warm` loads them on the cache's own
+thread, so that no request waits for a load.
 """
 
 from __future__ import annotations

@@ -346,3 +346,31 @@ def test_the_vectors_held_in_the_process_rank_as_the_statement_does(mix: float, 
         assert [s for _, s in held_top] == pytest.approx([s for _, s in by_statement], abs=1e-5)
         assert held_scores.of(extra) == pytest.approx(statement_scores.of(extra), abs=1e-5)
         assert held_scores.topic_of(extra) == pytest.approx(statement_scores.topic_of(extra), abs=1e-5)
+
+
+def test_writes_outside_the_services_move_the_student_s_revision() -> None:
+    """The triggers stamp what a service did not (a data fix in SQL): a memory inserted or
+    archived, a vector stored or deleted; a service's own stamp is left as it is; deleting a
+    memory drops the counter, so that every cache loads the student again."""
+    from memory.models import StudentMemoryRevision
+    from memory.search.vector_cache import vector_cache
+    from memory.services.writing import student_revision_next
+
+    student = make_user("pg-revision")
+    [(pk, whole, _, _)] = _memories(student, np.random.default_rng(2), 1)  # through the ORM: no revision taken
+    memory, vector = AIMemory.objects.get(pk=pk), MemoryEmbedding.objects.get(memory_id=pk)
+    assert (memory.revision, vector.revision, vector_cache.version(student.pk)) == (1, 2, 2)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memory_aimemory SET status = 'archived' WHERE id = %s", [pk])
+        assert AIMemory.objects.get(pk=pk).revision == 3
+        cursor.execute("UPDATE memory_aimemory SET title = 'a title only' WHERE id = %s", [pk])
+        assert vector_cache.version(student.pk) == 3  # not what the cache reads
+        cursor.execute("UPDATE memory_memoryembedding SET vector = %s WHERE memory_id = %s", [vector_text(-whole), pk])
+        assert MemoryEmbedding.objects.get(memory_id=pk).revision == 4
+        cursor.execute("DELETE FROM memory_memoryembedding WHERE memory_id = %s", [pk])
+        assert AIMemory.objects.get(pk=pk).revision == 5
+    taken = student_revision_next(student.pk)  # a service's write keeps its own stamp
+    AIMemory.objects.filter(pk=pk).update(status="active", revision=taken)
+    assert AIMemory.objects.get(pk=pk).revision == taken == vector_cache.version(student.pk) == 6
+    AIMemory.objects.filter(pk=pk).delete()
+    assert not StudentMemoryRevision.objects.filter(student=student).exists()
