@@ -1,10 +1,10 @@
 """Model fields for embedding vectors: pgvector columns on PostgreSQL, bytes on SQLite.
 
-On PostgreSQL recall ranks vectors in the database (memory.search.vector_search), so they are
+On PostgreSQL recall can rank vectors in the database (memory.search.vector_search), so they are
 pgvector's `vector` (one per memory) and `vector[]` (one per sentence) columns, and `halfvec`
 for the half-precision copy the scan reads (memory.models.HalfVector). The embedded SQLite
 default has no vector type: the same fields store little-endian bytes there (float32, float16
-for the half-precision field), which the single process decodes once
+for the half-precision field). Each process decodes a student's vectors once, from either
 (memory.search.vector_cache). In Python a value is a float32 numpy array either way: one row of
 `dim` values, or for a list, the rows back to back, flat (the caller knows `dim`).
 """

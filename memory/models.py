@@ -147,7 +147,7 @@ class AIMemory(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["student", "status", "-created_at", "-id"], name="memory_student_recent"),
-            # The SQLite vector cache reads what changed since the revision it holds (memory.search.vector_cache).
+            # The vector cache reads what changed since the revision it holds (memory.search.vector_cache).
             models.Index(fields=["student", "revision"], name="memory_student_revision"),
         ]
         constraints = [

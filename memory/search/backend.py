@@ -2,14 +2,14 @@
 
 Everything that depends on the database engine sits behind `SearchBackend`: keeping the
 full-text index in step with the memories, the lexical and semantic candidates of recall, and
-the revision the SQLite vector cache follows. There are two implementations, chosen from the
+the revision the vector cache follows. There are two implementations, chosen from the
 database vendor:
 
 - SQLite (memory.search.sqlite): an FTS5 table ranked by its `bm25()`, and the vectors decoded
   into the process (memory.search.vector_cache) and ranked with numpy;
 - PostgreSQL (memory.search.postgres): an inverted index ranked by BM25 in SQL
-  (memory.search.postings), and the vectors ranked by pgvector in the database
-  (memory.search.vector_search).
+  (memory.search.postings), and the same vectors held in the process, or, for a student not
+  held yet, ranked by pgvector in the database (memory.search.vector_search).
 
 Both rank the same way (the same analysis, memory.search.fts; the same BM25 and scoring), so a
 ranking measured on one holds on the other. Callers outside memory.search use this interface,

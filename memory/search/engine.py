@@ -35,8 +35,8 @@ class SearchBackend(Protocol):
     vendor: str
 
     def revision_next(self, student_id: int) -> int:
-        """Take the student's next memory revision inside the caller's transaction (0 where no
-        vector cache follows it)."""
+        """Take the student's next memory revision inside the caller's transaction (the vector
+        cache follows it)."""
         ...
 
     def index(self, rows: Iterable[IndexRow]) -> None:

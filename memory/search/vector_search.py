@@ -28,7 +28,8 @@ no approximate index under a few tens of thousands of rows per student):
    each with its best-sentence similarity to the topic vector (from the same sentences: one
    read of each memory's sentence vectors).
 
-Nothing is kept in the process between queries: what the database holds is what recall sees.
+Recall runs it for a student whose vectors the process does not hold (memory.search.postgres);
+the held vectors are ranked the same way in numpy (memory.search.scores.rank_held).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
 
 Every write keeps the full-text index in sync inside its own transaction (through
 memory.search.backend), stamps what it writes with the student's next memory revision
-(`writing.student_revision_next`, which the SQLite vector cache follows), and enqueues the
+(`writing.student_revision_next`, which the vector cache follows), and enqueues the
 memory's embedding after commit (the task `memory.tasks.memory_embed`, named, never imported):
 embeddings are never computed in the request.
 """

@@ -43,8 +43,8 @@ def student_revision_next(student_id: int) -> int:
     """Take the student's next memory revision, inside the caller's transaction.
 
     Every write to a student's memories or vectors calls this and stamps the rows it writes with
-    the value, so that the SQLite vector cache (memory.search.vector_cache) catches up from the rows
-    stamped above what it holds. PostgreSQL keeps no cache and counts nothing (0).
+    the value, so that each process's vector cache (memory.search.vector_cache) catches up from
+    the rows stamped above what it holds.
     """
     if not connection.in_atomic_block:
         raise RuntimeError("student_revision_next must run inside the write's transaction")
