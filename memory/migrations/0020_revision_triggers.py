@@ -18,6 +18,7 @@ Creating the triggers takes a lock on both tables that waits for the writes in p
 new ones for a moment; reads go on.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import migrations
@@ -84,19 +85,17 @@ DROP FUNCTION IF EXISTS memory_revision_take(bigint);
 """
 
 
-def create(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(TRIGGERS)
+def on_postgresql(sql: str) -> Callable[[Any, Any], None]:
+    """A migration step that runs `sql` on PostgreSQL and nothing elsewhere."""
 
+    def run(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(sql)
 
-def drop(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(DROP)
+    return run
 
 
 class Migration(migrations.Migration):
     dependencies = [("memory", "0019_halfvector_backfill")]
 
-    operations = [migrations.RunPython(create, drop, elidable=False)]
+    operations = [migrations.RunPython(on_postgresql(TRIGGERS), on_postgresql(DROP), elidable=False)]
