@@ -374,3 +374,25 @@ def test_writes_outside_the_services_move_the_student_s_revision() -> None:
     assert AIMemory.objects.get(pk=pk).revision == taken == vector_cache.version(student.pk) == 6
     AIMemory.objects.filter(pk=pk).delete()
     assert not StudentMemoryRevision.objects.filter(student=student).exists()
+
+
+def test_the_cache_reads_the_vectors_the_orm_reads() -> None:
+    """The vector cache reads pgvector's binary form (memory.search.vector_cache): the same rows,
+    the same float32 values as the models' fields give, for a student or some of their memories."""
+    from memory.search.vector_cache import _VECTOR_FIELDS, _vector_rows
+
+    student = make_user("pg-binary")
+    memories = _memories(student, np.random.default_rng(4), 12)
+    _memories(make_user("pg-binary-other"), np.random.default_rng(5), 3)
+    orm = list(
+        MemoryEmbedding.objects.filter(student=student, model=MODEL).order_by("memory_id").values_list(*_VECTOR_FIELDS)
+    )
+    some = {memories[3][0], memories[7][0]}
+    for rows, expected in (
+        (_vector_rows(student_id=student.pk, model=MODEL), orm),
+        (_vector_rows(student_id=student.pk, model=MODEL, memory_ids=some), [r for r in orm if r[0] in some]),
+    ):
+        assert [r[0] for r in rows] == [r[0] for r in expected]
+        for got, want in zip(rows, expected, strict=True):
+            assert (got[1], got[3], got[4]) == (want[1], want[3], want[4])
+            assert np.array_equal(got[2], want[2]) and np.array_equal(got[5], want[5])
