@@ -91,6 +91,21 @@ class Flag(models.Model):
     def __str__(self) -> str:
         return f"{self.get_severity_display()} flag {self.pk}: {self.category}"
 
+    @property
+    def quiet(self) -> bool:
+        """A concern that waits in the teachers' queue without an alert: each concern-level signal
+        its backends gave is quiet (safety.types.Signal; `Verdict.alerts` decides the same way)."""
+        if self.severity != Severity.CONCERN:
+            return False
+        concerns = [
+            signal
+            for record in (self.scores or {}).values()
+            if isinstance(record, dict) and record.get("answered")
+            for signal in record.get("signals", [])
+            if isinstance(signal, dict) and signal.get("severity") == Severity.CONCERN
+        ]
+        return bool(concerns) and all(signal.get("quiet") for signal in concerns)
+
 
 class FlagAction(models.Model):
     """The flag's append-only log: created, who was notified (and whether it failed), escalated,

@@ -150,6 +150,7 @@ def flag_raised_emit(flag: Flag, *, rose: bool) -> None:
             "category": flag.category,
             "source": flag.source,
             "rose": rose,
+            "quiet": flag.quiet,
         },
     )
 

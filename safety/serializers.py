@@ -59,6 +59,7 @@ SAFETY_FLAG_FIELDS = [
     "escalation_level",
     "escalate_at",
     "alert_unrouted",
+    "quiet",
     "created_at",
     "updated_at",
 ]
@@ -70,6 +71,11 @@ class FlagOutput(serializers.ModelSerializer[Flag]):
     student = FlagStudentOutput(read_only=True)
     categories = serializers.ListField(
         child=serializers.CharField(), read_only=True, help_text="Every category found (`category` is the most severe)."
+    )
+    quiet = serializers.BooleanField(
+        read_only=True,
+        help_text="A concern that waits in this queue without an alert: the learned screen's own concerns, "
+        "less certain than the other findings (docs/safety.md). False once a finding that alerts reaches it.",
     )
 
     class Meta:

@@ -406,9 +406,10 @@ def test_a_loud_concern_after_a_quiet_one_on_the_same_message_alerts_once(school
 
     first = BackendResult("learned", answered=True, signals=[quiet])
     assert record(first) == []
+    assert Flag.objects.get(message=message).quiet  # what the queue and the webhooks say
     assert record(first, BackendResult("moderation", answered=True, signals=[loud])) == ["safety.tasks.flag_alert"]
     flag = Flag.objects.get(message=message)
-    assert flag.severity == Severity.CONCERN and not alerts.alerted(flag)
+    assert flag.severity == Severity.CONCERN and not flag.quiet and not alerts.alerted(flag)
     alerts.flag_alert(flag_id=flag.pk)
     assert alerts.alerted(flag)
     # The same finding again, or another loud one: already alerted, the log says so.

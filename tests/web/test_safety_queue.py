@@ -31,7 +31,8 @@ def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, scho
     alice_lines = talk(school["alice"], 6)
     bob_lines = talk(school["bob"], 2)
     resolved = make_flag(school["alice"], alice_lines[0], status=Flag.Status.RESOLVED, outcome="Talked it over.")
-    concern = make_flag(school["bob"], bob_lines[0], excerpt="I feel alone at lunch")
+    quietly = {"answered": True, "signals": [{"category": "distress", "severity": "concern", "quiet": True}]}
+    concern = make_flag(school["bob"], bob_lines[0], excerpt="I feel alone at lunch", scores={"learned": quietly})
     crisis = make_flag(
         school["alice"], alice_lines[2], category="self_harm", severity="crisis", excerpt="I want to hurt myself"
     )
@@ -61,6 +62,9 @@ def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, scho
     assert first["canAcknowledge"] and first["canResolve"]
     assert not before[3]["canAcknowledge"] and not before[3]["canResolve"]
     assert before[3]["fields"]["flag_outcome"] == "Talked it over."
+    # A quiet concern says it alerted no one; the others have no such line.
+    assert before[1]["fields"]["flag_alert"].startswith("None: a less certain finding")
+    assert all("flag_alert" not in c["fields"] for c in (before[0], before[2], before[3]))
 
     after = {c["id"]: c for c in seen["after"]}
     assert after[concern.pk]["fields"]["flag_status"] == "Acknowledged" and after[concern.pk]["canResolve"]
@@ -71,6 +75,7 @@ def test_the_teacher_works_the_safety_queue(browser, server, artifacts_dir, scho
     assert read["marked"] == alice_lines[2].content and read["messages"] == 6 and read["inView"]
     french = {c["id"]: c for c in seen["french"]}
     assert french[crisis.pk]["heading"] == "Crise Automutilation"
+    assert french[concern.pk]["fields"]["flag_alert"].startswith("Aucune : un signal moins sûr")
     assert result["pageErrors"] == []
 
     concern.refresh_from_db()

@@ -21,7 +21,7 @@ from memory.models import AIMemory
 from memory.services.writing import memory_create
 from memory.supersession import memory_supersede_by_teacher
 from safety import recording
-from safety.types import Category, Severity, Signal, Verdict
+from safety.types import BackendResult, Category, Severity, Signal, combine
 from tests.learning.conftest import THREE_OF_FIVE, answers_body, make_quiz
 from webhooks.delivery import deliveries_due, event_receive
 from webhooks.models import Webhook, WebhookDelivery
@@ -123,10 +123,14 @@ def test_a_graded_quiz_emits_quiz_graded_and_mastery_changed(school, emitted, dj
     assert of_type(emitted, "memory.created")[0].data["kind"] == "quiz_result"
 
 
-def test_a_flag_raised_emits_flag_raised_without_the_excerpt(school, emitted, django_capture_on_commit_callbacks):
-    """A flag recorded emits `flag.raised` with its severity, category and source, never its
-    excerpt."""
-    verdict = Verdict(signals=[Signal(Category.DISTRESS, Severity.CONCERN)])
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_flag_raised_emits_flag_raised_without_the_excerpt(
+    school, emitted, django_capture_on_commit_callbacks, quiet
+):
+    """A flag recorded emits `flag.raised` with its severity, category and source, and whether it
+    is a quiet concern (kept in the queue without an alert), never its excerpt."""
+    signal = Signal(Category.DISTRESS, Severity.CONCERN, quiet=quiet)
+    verdict = combine([BackendResult("learned", answered=True, signals=[signal])])
     with django_capture_on_commit_callbacks(execute=True):
         flag = recording.flag_record(
             student_id=school["alice"].pk, source="message", verdict=verdict, excerpt=CHILD_TEXT
@@ -140,6 +144,7 @@ def test_a_flag_raised_emits_flag_raised_without_the_excerpt(school, emitted, dj
         "category": "distress",
         "source": "message",
         "rose": False,
+        "quiet": quiet,
     }
     assert CHILD_TEXT not in repr(event)
 

@@ -146,6 +146,8 @@ const en = {
   flag_category: "Category",
   flag_severity: "Severity",
   flag_outcome: "Outcome note",
+  flag_alert: "Alert",
+  flag_quiet: "None: a less certain finding, waiting here for a teacher to look",
   flag_unrouted:
     "None of this student's teachers or safety contacts could be alerted (no email address, or every alert failed): the alert went to the school's safety lead or staff instead. Add an email address or a safety contact for the class.",
   acknowledge: "Acknowledge",
@@ -627,6 +629,8 @@ const fr: Record<Key, string> = {
   flag_category: "Catégorie",
   flag_severity: "Gravité",
   flag_outcome: "Note de clôture",
+  flag_alert: "Alerte",
+  flag_quiet: "Aucune : un signal moins sûr, qui attend ici qu'un enseignant le lise",
   flag_unrouted:
     "Aucun enseignant ni contact de sécurité de cet élève n'a pu être alerté (pas d'adresse e-mail, ou chaque alerte a échoué) : l'alerte est allée au référent sécurité de l'établissement ou à l'équipe. Ajoutez une adresse e-mail ou un contact de sécurité pour la classe.",
   acknowledge: "Prendre en charge",

@@ -117,6 +117,7 @@ function flagCard(flag: Flag): HTMLElement {
     ["flag_when", formatDate(flag.created_at)],
     ["flag_status", t(`flag_status_${flag.status}`)],
   ];
+  if (flag.quiet) rows.push(["flag_alert", t("flag_quiet")]);
   if (flag.outcome) rows.push(["flag_outcome", flag.outcome]);
   const details = h("dl", { class: "provenance" });
   for (const [key, value] of rows) {

@@ -2497,6 +2497,11 @@ export interface components {
             /** Format: date-time */
             readonly escalate_at: string | null;
             readonly alert_unrouted: boolean;
+            /**
+             * @description A concern that waits in the teachers' queue without an alert: each concern-level signal
+             *     its backends gave is quiet (safety.types.Signal; `Verdict.alerts` decides the same way).
+             */
+            readonly quiet: boolean;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -2785,6 +2790,8 @@ export interface components {
             readonly escalate_at: string | null;
             /** @description A crisis that none of the student's teachers and safety contacts could receive: it went to the school's safety lead or staff instead (docs/safety.md). */
             readonly alert_unrouted: boolean;
+            /** @description A concern that waits in this queue without an alert: the learned screen's own concerns, less certain than the other findings (docs/safety.md). False once a finding that alerts reaches it. */
+            readonly quiet: boolean;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -2834,6 +2841,8 @@ export interface components {
             readonly escalate_at: string | null;
             /** @description A crisis that none of the student's teachers and safety contacts could receive: it went to the school's safety lead or staff instead (docs/safety.md). */
             readonly alert_unrouted: boolean;
+            /** @description A concern that waits in this queue without an alert: the learned screen's own concerns, less certain than the other findings (docs/safety.md). False once a finding that alerts reaches it. */
+            readonly quiet: boolean;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */

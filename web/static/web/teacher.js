@@ -722,6 +722,8 @@
     flag_category: "Category",
     flag_severity: "Severity",
     flag_outcome: "Outcome note",
+    flag_alert: "Alert",
+    flag_quiet: "None: a less certain finding, waiting here for a teacher to look",
     flag_unrouted: "None of this student's teachers or safety contacts could be alerted (no email address, or every alert failed): the alert went to the school's safety lead or staff instead. Add an email address or a safety contact for the class.",
     acknowledge: "Acknowledge",
     acknowledge_note: "Note (optional)",
@@ -1183,6 +1185,8 @@
     flag_category: "Catégorie",
     flag_severity: "Gravité",
     flag_outcome: "Note de clôture",
+    flag_alert: "Alerte",
+    flag_quiet: "Aucune : un signal moins sûr, qui attend ici qu'un enseignant le lise",
     flag_unrouted: "Aucun enseignant ni contact de sécurité de cet élève n'a pu être alerté (pas d'adresse e-mail, ou chaque alerte a échoué) : l'alerte est allée au référent sécurité de l'établissement ou à l'équipe. Ajoutez une adresse e-mail ou un contact de sécurité pour la classe.",
     acknowledge: "Prendre en charge",
     acknowledge_note: "Note (facultative)",
@@ -1871,6 +1875,7 @@
       ["flag_when", formatDate(flag.created_at)],
       ["flag_status", t(`flag_status_${flag.status}`)]
     ];
+    if (flag.quiet) rows2.push(["flag_alert", t("flag_quiet")]);
     if (flag.outcome) rows2.push(["flag_outcome", flag.outcome]);
     const details2 = h("dl", { class: "provenance" });
     for (const [key, value] of rows2) {
