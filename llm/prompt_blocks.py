@@ -18,6 +18,10 @@ The contract of a block:
 - `prepare(turn)`: optional, async. Slow work before the database step that builds the prompt
   (an embedding): it may await `core.db.db_step` for a read and `llm.offload.offload` for a slow
   call, never do either inline. It keeps its results in `turn.data[name]`.
+- `synchronous(turn)`: optional. True when `prepare` has nothing to do for this turn (its `build`
+  then does without `turn.data[name]`): when every block says so, the turn skips the `prepare`s
+  and builds the prompt in its claim's database step (`synchronous`). A block without the hook
+  always prepares; `BaseBlock`'s default is True unless the block overrides `prepare`.
 - `build(turn, budget)`: runs in a database step; returns a `Part` of at most `budget` tokens
   (a KEEP block: what it needs), counted as the product counts them (llm.tokens). It must not call
   a model or an embedder. Untrusted text in it is delimited and neutralised (llm.untrusted).
@@ -135,6 +139,9 @@ class BaseBlock(ABC):
     async def prepare(self, turn: PromptTurn) -> None:
         return None
 
+    def synchronous(self, turn: PromptTurn) -> bool:
+        return type(self).prepare is BaseBlock.prepare
+
     @abstractmethod
     def build(self, turn: PromptTurn, budget: int) -> Part: ...
 
@@ -149,6 +156,15 @@ def presence_of(block: PromptBlock, *, student_id: Any) -> list[Any]:
     """The block's presence querysets (none for a block without the hook: always read)."""
     presence = getattr(block, "presence", None)
     return list(presence(student_id=student_id)) if presence is not None else []
+
+
+def synchronous(blocks: list[PromptBlock], turn: PromptTurn) -> bool:
+    """Whether no block has anything to prepare for `turn` (a block without the hook has)."""
+    for block in blocks:
+        hook = getattr(block, "synchronous", None)
+        if hook is None or not hook(turn):
+            return False
+    return True
 
 
 def shown_by(block: PromptBlock, part: Part | None) -> list[tuple[int, dict[str, Any]]]:

@@ -56,11 +56,16 @@ def _query_texts(*, student_id: int, message: str, language: str) -> list[str]:
     return [message, topic] if topic else [message]
 
 
+def query_embedded(message: str) -> bool:
+    """Whether recall embeds the query of `message` (an embedder, a message, recall on)."""
+    return bool(message.strip()) and settings.MEMORY_RELEVANT_COUNT > 0 and embeddings.get_embedder() is not None
+
+
 async def query_embedder(*, student_id: int, message: str, language: str) -> EmbeddedQueries | None:
     """The message's (and its topic's) vectors, embedded off the database-step threads; None when
     recall is lexical for this turn (no embedder, or it failed: logged, the turn goes on)."""
     embedder = embeddings.get_embedder()
-    if embedder is None or not message.strip() or settings.MEMORY_RELEVANT_COUNT <= 0:
+    if embedder is None or not query_embedded(message):
         return None
     language = language or fts.DEFAULT_LANGUAGE
     texts = await db_step(_query_texts, student_id=student_id, message=message, language=language)
@@ -86,6 +91,11 @@ class MemoryBlock(BaseBlock):
         """Absent for a student without consent to memory (docs/privacy.md#consent-to-memory):
         no memory is read or shown, and the tools that follow this block are not offered."""
         return [memory_consent_present(student_id)]
+
+    def synchronous(self, turn: PromptTurn) -> bool:
+        """Nothing to prepare when the student is absent or recall will be lexical (as `query_embedder`
+        finds it): `build` then recalls with the configured embedder, none."""
+        return self.name in turn.absent or not query_embedded(turn.message)
 
     async def prepare(self, turn: PromptTurn) -> None:
         if self.name in turn.absent:

@@ -36,6 +36,7 @@ from conversations.models import Message
 from conversations.turn import prompt
 from conversations.turn.claim import (
     NOT_CONFIGURED_FOR_STUDENTS,
+    Busy,
     Claimed,
     ConversationBusy,
     Replay,
@@ -108,12 +109,19 @@ async def turn_open_checked(check: Callable[[], Checked | R], *, conversation_id
 Checked = tuple[Any, dict[str, Any]]
 
 
-def _checked_begin(check: Callable[[], Any], conversation_id: Any) -> tuple[Any, Any]:
+def _checked_begin(check: Callable[[], Any], conversation_id: Any) -> tuple[Any, Any, prompt.Drafted | None]:
     checked = check()
     if not isinstance(checked, tuple):
-        return checked, None
+        return checked, None, None
     user, message = checked
-    return checked, turn_begin(user=user, conversation_id=conversation_id, **message)
+    return checked, *_begin(user=user, conversation_id=conversation_id, **message)
+
+
+def _begin(*, user: Any, conversation_id: Any, **message: Any) -> tuple[Replay | Busy | Claimed, prompt.Drafted | None]:
+    """The claim, and the prompt's database step with it when no block prepares first
+    (prompt.draft_with_claim): the two in one thread hand-off."""
+    outcome = turn_begin(user=user, conversation_id=conversation_id, **message)
+    return outcome, prompt.draft_with_claim(outcome) if isinstance(outcome, Claimed) else None
 
 
 async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chosen: list[str]) -> TurnFeed | R:
@@ -122,7 +130,7 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
     pause = 0.02
     followed = False  # this message's turn was in progress in another process when we came
     try:
-        checked, outcome = await _step_before_storing(_checked_begin, check, conversation_id)
+        checked, outcome, drafted = await _step_before_storing(_checked_begin, check, conversation_id)
     finally:
         # This task's context is a copy of the request's: the language goes back by hand.
         language = translation.get_language()
@@ -133,14 +141,14 @@ async def _open(check: Callable[[], Checked | R], *, conversation_id: Any, chose
     user, message = checked
     while True:
         if outcome is None:
-            outcome = await _step_before_storing(turn_begin, user=user, conversation_id=conversation_id, **message)
+            outcome, drafted = await _step_before_storing(_begin, user=user, conversation_id=conversation_id, **message)
         if isinstance(outcome, Replay):
             return TurnFeed.replay(outcome, replayed=not followed)
         if isinstance(outcome, Claimed):
             screen = screening.begin(_screen_turn(outcome))
             try:
                 if outcome.over_budget is None:
-                    outcome = await prompt.turn_prompt(outcome)
+                    outcome = await prompt.turn_prompt(outcome, drafted)
                 notice = await screen.before_model()
                 if outcome.over_budget is not None and (notice is None or not notice.fallback_reply):
                     # Past the budget, only a crisis is answered (with the notice's own reply).

@@ -5,7 +5,9 @@ between them on their own threads (llm.offload), never inside a step.
 1. Each block's `prepare` (memory: the query's embedding, after a read of its topic text).
 2. One database step (`turn_prompt_draft`): the conversation's files, every block but the
    history within its share of the window (prompt_blocks.allocate), then the history's
-   compression decision.
+   compression decision. When no block has anything to prepare for the turn
+   (prompt_blocks.synchronous), 1 is skipped and 2 runs in the claim's own step
+   (`draft_with_claim`): one thread hand-off for both.
 3. If the history needs a summary: the summary model (context.compression_summary), then one
    database step that stores the checkpoint and reads the history (context.context_compressed).
 
@@ -79,6 +81,33 @@ def turn_prompt_draft(
     return Draft(allocation, context)
 
 
+@dataclass(frozen=True)
+class Drafted:
+    """The prompt's database step, run in the claim's (`draft_with_claim`): its draft, or its error."""
+
+    turn: prompt_blocks.PromptTurn | None
+    blocks: list[prompt_blocks.PromptBlock]
+    draft: Draft | None
+    error: Exception | None = None
+
+
+def draft_with_claim(claim: Claimed) -> Drafted | None:
+    """In the claim's database step, right after the claim: the prompt's step (`turn_prompt_draft`)
+    when no block has anything to prepare for this turn; None when one has (or the turn is past
+    its budget). An error is kept for `turn_prompt`, which answers for it as for its own step's
+    (the lease released; a database error says the message is stored)."""
+    if claim.over_budget is not None:
+        return None
+    blocks = prompt_blocks.registered()
+    try:
+        turn = prompt_turn(claim)
+        if not prompt_blocks.synchronous(blocks, turn):
+            return None
+        return Drafted(turn, blocks, turn_prompt_draft(claim=claim, turn=turn, blocks=blocks))
+    except Exception as exc:
+        return Drafted(None, blocks, None, exc)
+
+
 def prompt_claimed(
     claim: Claimed,
     turn: prompt_blocks.PromptTurn,
@@ -139,11 +168,12 @@ def claim_for_window(*, claim: Claimed, sent_tokens: int, window: int | None, re
     return replace(claim, conversation=conversation, limits=turn_limits(absent=claim.absent), has_checkpoint=True)
 
 
-async def turn_prompt(claim: Claimed) -> Claimed:
-    """The claimed turn with its prompt. On any failure the lease is released; a database error
-    is DatabaseUnavailable (the student's message is stored: a retry is safe)."""
+async def turn_prompt(claim: Claimed, drafted: Drafted | None = None) -> Claimed:
+    """The claimed turn with its prompt (its database step done already if `drafted`). On any
+    failure the lease is released; a database error is DatabaseUnavailable (the student's message
+    is stored: a retry is safe)."""
     try:
-        return await _build(claim)
+        return await _build(claim, drafted)
     except BaseException as exc:
         await asyncio.shield(db_step(release_quietly, conversation_id=claim.conversation_id, token=claim.token))
         if isinstance(exc, DATABASE_ERRORS):
@@ -160,12 +190,18 @@ async def turn_reprompt(
     return await _build(claim)
 
 
-async def _build(claim: Claimed) -> Claimed:
-    blocks = prompt_blocks.registered()
-    turn = prompt_turn(claim)
-    for block in blocks:
-        await block.prepare(turn)
-    draft = await db_step(turn_prompt_draft, claim=claim, turn=turn, blocks=blocks)
+async def _build(claim: Claimed, drafted: Drafted | None = None) -> Claimed:
+    if drafted is None:
+        blocks = prompt_blocks.registered()
+        turn = prompt_turn(claim)
+        for block in blocks:
+            await block.prepare(turn)
+        draft = await db_step(turn_prompt_draft, claim=claim, turn=turn, blocks=blocks)
+    else:
+        if drafted.error is not None:
+            raise drafted.error
+        assert drafted.turn is not None and drafted.draft is not None
+        blocks, turn, draft = drafted.blocks, drafted.turn, drafted.draft
     built = draft.context
     if built.compression is not None:
         summary = await offload(context.compression_summary, built.compression)

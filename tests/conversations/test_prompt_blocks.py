@@ -163,3 +163,74 @@ def test_a_database_error_while_building_the_prompt_releases_the_conversation(cl
     assert "student_message_id" in error["details"]
     assert Conversation.objects.get(pk=cid).turn_token == ""
     assert send(clients["alice"], cid, "hello", "m1").status_code == 201
+
+
+class Preparing(Sized):
+    """A block with something to prepare before the database step (as memories with an embedder)."""
+
+    def __init__(self) -> None:
+        super().__init__("preparing", 36, Need(share=Fraction(1, 100)), Give.DROP, 5)
+        self.prepared: list[str] = []
+
+    async def prepare(self, turn: PromptTurn) -> None:
+        self.prepared.append(turn.message)
+
+
+def test_a_block_is_synchronous_unless_it_prepares(settings):
+    """BaseBlock's default follows whether the block overrides `prepare`; a block without the
+    hook prepares; memories prepare only when recall embeds the message."""
+
+    class Bare:  # the protocol alone, no `synchronous`
+        name, position, give = "bare", 1, Give.SHRINK
+
+    sized = Sized("s", 1, Need(), Give.SHRINK, 1)
+    assert sized.synchronous(turn(100)) and not Preparing().synchronous(turn(100))
+    assert prompt_blocks.synchronous([sized], turn(100))
+    assert not prompt_blocks.synchronous([sized, Preparing()], turn(100))
+    assert not prompt_blocks.synchronous([sized, Bare()], turn(100))  # type: ignore[list-item]
+    memories = next(b for b in prompt_blocks.registered() if b.name == "memories")
+    settings.EMBEDDINGS_BACKEND = "none"
+    assert prompt_blocks.synchronous(prompt_blocks.registered(), turn(100))
+    settings.EMBEDDINGS_BACKEND, settings.EMBEDDINGS_BASE_URL = "openai", "http://127.0.0.1:9/v1"
+    assert not memories.synchronous(turn(100))  # type: ignore[attr-defined]
+    assert memories.synchronous(PromptTurn(1, 1, "  ", "en", 100))  # type: ignore[attr-defined]
+    assert memories.synchronous(PromptTurn(1, 1, "hi", "en", 100, absent=frozenset({"memories"})))  # type: ignore[attr-defined]
+
+
+def _prompt_steps(clients: Any, llm: Any) -> list[str]:
+    """The functions `prompt` ran in database steps of its own during one turn, and the reply."""
+    from tests.conversations.test_turn import send
+
+    steps: list[str] = []
+    own_step = prompt.db_step
+
+    async def recorded(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        steps.append(fn.__name__)
+        return await own_step(fn, *args, **kwargs)
+
+    llm.script("chat", {"content": "Three quarters."})
+    cid = start(clients["alice"])
+    with mock.patch.object(prompt, "db_step", recorded):
+        resp = send(clients["alice"], cid, "What is 1/2 + 1/4?", "m1")
+    assert resp.status_code == 201, resp.content
+    assert resp.json()["reply"]["content"] == "Three quarters."
+    assert llm.calls("chat")[-1]["messages"][-1] == {"role": "user", "content": "What is 1/2 + 1/4?"}
+    return steps
+
+
+def test_with_nothing_to_prepare_the_prompt_is_drafted_in_the_claim_s_step(clients, llm):
+    """No embedder: no block prepares, so the prompt's database step runs in the claim's."""
+    assert _prompt_steps(clients, llm) == []
+
+
+def test_a_block_that_prepares_gets_the_prompt_its_own_step(clients, llm):
+    """A block with something to prepare: its `prepare` runs, then the prompt's own step."""
+    block = Preparing()
+    prompt_blocks.register(block)
+    try:
+        steps = _prompt_steps(clients, llm)
+    finally:
+        prompt_blocks.unregister(block.name)
+    assert steps == ["turn_prompt_draft"]
+    assert block.prepared == ["What is 1/2 + 1/4?"]
+    assert block.budgets  # built in that step
