@@ -187,14 +187,14 @@ def test_a_block_is_synchronous_unless_it_prepares(settings):
     assert sized.synchronous(turn(100)) and not Preparing().synchronous(turn(100))
     assert prompt_blocks.synchronous([sized], turn(100))
     assert not prompt_blocks.synchronous([sized, Preparing()], turn(100))
-    assert not prompt_blocks.synchronous([sized, Bare()], turn(100))  # type: ignore[list-item]
+    assert not prompt_blocks.synchronous([sized, Bare()], turn(100))
     memories = next(b for b in prompt_blocks.registered() if b.name == "memories")
     settings.EMBEDDINGS_BACKEND = "none"
     assert prompt_blocks.synchronous(prompt_blocks.registered(), turn(100))
     settings.EMBEDDINGS_BACKEND, settings.EMBEDDINGS_BASE_URL = "openai", "http://127.0.0.1:9/v1"
-    assert not memories.synchronous(turn(100))  # type: ignore[attr-defined]
-    assert memories.synchronous(PromptTurn(1, 1, "  ", "en", 100))  # type: ignore[attr-defined]
-    assert memories.synchronous(PromptTurn(1, 1, "hi", "en", 100, absent=frozenset({"memories"})))  # type: ignore[attr-defined]
+    assert not memories.synchronous(turn(100))
+    assert memories.synchronous(PromptTurn(1, 1, "  ", "en", 100))
+    assert memories.synchronous(PromptTurn(1, 1, "hi", "en", 100, absent=frozenset({"memories"})))
 
 
 def _prompt_steps(clients: Any, llm: Any) -> list[str]:
