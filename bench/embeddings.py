@@ -3,6 +3,7 @@ memory with and without the local model.
 
     .venv/bin/python bench/embeddings.py latency [--queries 200] [--rounds 10] [--json out.json]
     .venv/bin/python bench/embeddings.py rss [--queries 50] [--json out.json]
+    .venv/bin/python bench/embeddings.py parts [--questions PATH] [--queries 400] [--json out.json]
     .venv/bin/python bench/embeddings.py latency --smoke   # a check that it runs, under a minute
     .venv/bin/python bench/embeddings.py rss --smoke
 
@@ -34,6 +35,16 @@ EMBEDDINGS_BACKEND none, openai (pointed at the embeddings server) and local:
 - a Celery prefork pool process (`--concurrency=1`), after its warm-up;
 - the embeddings server itself, after serving the openai cases.
 `--smoke`: the local web process only, 3 queries after the first.
+
+parts: where the time of one query embedding goes, in this process on 1 thread: recall's call,
+a query and its topic text (here the query without its first word) in one batch. `--questions`:
+a recall set (recall_eval's JSON, e.g. LoCoMo's) whose questions are the queries, else the
+vocabulary's. Each call is timed step by step: the tokenizer (`encode_batch`), the arrays handed
+to ONNX Runtime, `session.run`, the L2 normalisation; then the same calls through
+`LocalEmbedder.embed` as a whole. Then ONNX Runtime's own profile of the same calls (a second
+session with profiling on): the time of its kernels by operator, and `session.run`'s time outside
+them. The word pieces the model reads against those it computes (a batch pads to its longest
+text) say what padding costs. `--smoke`: 20 queries.
 """
 
 from __future__ import annotations
@@ -303,6 +314,97 @@ def print_latency(result: dict[str, Any]) -> None:
         )
 
 
+# --- parts ----------------------------------------------------------------------------------
+
+
+def recall_set_questions(path: Path) -> list[str]:
+    data = json.loads(path.read_text())
+    return [q["question"] for c in data["conversations"] for q in c["questions"]]
+
+
+def parts(args: argparse.Namespace) -> dict[str, Any]:
+    """Step by step, then ONNX Runtime's profile by operator, over the same (query, topic) pairs."""
+    import onnxruntime as ort
+
+    from memory.search import embeddings, minilm_onnx
+
+    texts = recall_set_questions(args.questions)[: args.queries] if args.questions else queries(args.queries)
+    pairs = [[t, t.split(" ", 1)[-1]] for t in texts]
+    local = embeddings.LocalEmbedder()
+    local.embed(["load"])
+    embeddings.LocalEmbedder.set_threads(1)
+    model = local._load()
+    steps: dict[str, list[float]] = {"tokenizer": [], "arrays": [], "session.run": [], "normalise": []}
+    real = padded = 0
+    for pair in pairs[:3] + pairs:
+        t0 = time.perf_counter()
+        encodings = model.tokenizer.encode_batch(pair)
+        t1 = time.perf_counter()
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        t2 = time.perf_counter()
+        (vectors,) = model.session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
+        t3 = time.perf_counter()
+        embeddings.normalise(vectors)
+        t4 = time.perf_counter()
+        for name, ms in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            steps[name].append(ms * 1000)
+        real, padded = real + int(mask.sum()), padded + mask.size
+    whole = timed(lambda t: local.embed([t, t.split(" ", 1)[-1]]), texts, warm=3)
+
+    graph, arrays, _mapped = minilm_onnx.build_graph(minilm_onnx.model_dir())
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    options.add_external_initializers(list(arrays), [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays.values()])
+    profile_dir = Path(tempfile.mkdtemp(prefix="tutor-bench-ort-profile-"))
+    options.enable_profiling = True
+    options.profile_file_prefix = str(profile_dir / "run")
+    session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    for pair in pairs:
+        ids, mask = model.tokenize(pair)
+        session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
+    events = json.loads(Path(session.end_profiling()).read_text())
+    shutil.rmtree(profile_dir, ignore_errors=True)
+    by_op: dict[str, float] = {}
+    runs = 0.0
+    for event in events:
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            op = event["args"]["op_name"]
+            by_op[op] = by_op.get(op, 0.0) + event["dur"] / 1000 / len(pairs)
+        elif event.get("cat") == "Session" and event["name"] == "model_run":
+            runs += event["dur"] / 1000 / len(pairs)
+    kernels = sum(by_op.values())
+    return {
+        "queries": len(pairs),
+        "steps_p50": {name: float(np.percentile(ms[3:], 50)) for name, ms in steps.items()},
+        "embed_p50": float(np.percentile(whole, 50)),
+        "embed_p95": float(np.percentile(whole, 95)),
+        "word_pieces_read": real / len(pairs),
+        "word_pieces_computed": padded / len(pairs),
+        "profiled_run_mean": runs,
+        "kernels_mean": dict(sorted(by_op.items(), key=lambda kv: -kv[1])),
+        "outside_kernels_mean": runs - kernels,
+    }
+
+
+def print_parts(result: dict[str, Any]) -> None:
+    print(f"{result['queries']} queries, each with its topic text in one call, 1 thread")
+    print(f"LocalEmbedder.embed: p50 {result['embed_p50']:.2f} ms, p95 {result['embed_p95']:.2f} ms")
+    print("| step | p50 ms |\n|---|---|")
+    for name, ms in result["steps_p50"].items():
+        print(f"| {name} | {ms:.3f} |")
+    print(f"word pieces per call: {result['word_pieces_read']:.1f} read, {result['word_pieces_computed']:.1f} computed")
+    run = result["profiled_run_mean"]
+    print(f"\nONNX Runtime's profile, mean per call: session.run {run:.2f} ms")
+    print("| operator | ms | share of the run |\n|---|---|---|")
+    for op, ms in result["kernels_mean"].items():
+        print(f"| {op} | {ms:.3f} | {ms / run:.1%} |")
+    outside = result["outside_kernels_mean"]
+    print(f"| (outside the kernels) | {outside:.3f} | {outside / run:.1%} |")
+
+
 # --- rss -------------------------------------------------------------------------------------
 
 
@@ -433,16 +535,17 @@ def print_rss(result: dict[str, Any], n_queries: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["latency", "rss"])
+    parser.add_argument("mode", choices=["latency", "rss", "parts"])
+    parser.add_argument("--questions", type=Path, default=None, help="parts: a recall set whose questions to embed")
     parser.add_argument("--queries", type=int, default=None, help="latency: 200; rss: 50 after the first")
     parser.add_argument("--rounds", type=int, default=10, help="latency: rounds the queries are spread over")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true", help="the smallest run, to check that it works")
     args = parser.parse_args()
     if args.smoke:
-        args.queries = args.queries or (10 if args.mode == "latency" else 3)
+        args.queries = args.queries or {"latency": 10, "rss": 3, "parts": 20}[args.mode]
         args.rounds = 2
-    args.queries = args.queries or (200 if args.mode == "latency" else 50)
+    args.queries = args.queries or {"latency": 200, "rss": 50, "parts": 400}[args.mode]
 
     var_dir = Path(tempfile.mkdtemp(prefix="tutor-bench-embeddings-"))
     os.environ["TUTOR_VAR_DIR"] = str(var_dir)
@@ -463,6 +566,9 @@ def main() -> None:
         if args.mode == "latency":
             result = latency(args, env, var_dir)
             print_latency(result)
+        elif args.mode == "parts":
+            result = parts(args)
+            print_parts(result)
         else:
             result = rss(args, env, var_dir)
             print_rss(result, args.queries)
