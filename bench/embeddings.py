@@ -43,8 +43,11 @@ vocabulary's. Each call is timed step by step: the tokenizer (`encode_batch`), t
 to ONNX Runtime, `session.run`, the L2 normalisation; then the same calls through
 `LocalEmbedder.embed` as a whole. Then ONNX Runtime's own profile of the same calls (a second
 session with profiling on): the time of its kernels by operator, and `session.run`'s time outside
-them. The word pieces the model reads against those it computes (a batch pads to its longest
-text) say what padding costs. `--smoke`: 20 queries.
+them (profiling adds to the latter). The word pieces the model reads against those it computes
+(a batch pads to its longest text) say what padding costs. Then `session.run` with session
+options that leave the vectors as they are (the memory arena or memory patterns off, spinning
+off, denormals as zero, IO binding), the cases taking turns over 4 rounds against the product's
+session. `--smoke`: 20 queries.
 """
 
 from __future__ import annotations
@@ -353,18 +356,59 @@ def parts(args: argparse.Namespace) -> dict[str, Any]:
     whole = timed(lambda t: local.embed([t, t.split(" ", 1)[-1]]), texts, warm=3)
 
     graph, arrays, _mapped = minilm_onnx.build_graph(minilm_onnx.model_dir())
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    options.add_external_initializers(list(arrays), [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays.values()])
+
+    def session_with(**settings: Any) -> Any:
+        """A session as MiniLM makes it, with these options set (`config` entries as a dict)."""
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        for key, value in settings.pop("config", {}).items():
+            options.add_session_config_entry(key, value)
+        for key, value in settings.items():
+            setattr(options, key, value)
+        values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays.values()]
+        options.add_external_initializers(list(arrays), values)
+        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+    def plain(session: Any, ids: np.ndarray, mask: np.ndarray) -> Any:
+        return session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
+
+    def bound(session: Any, ids: np.ndarray, mask: np.ndarray) -> Any:
+        binding = session.io_binding()
+        binding.bind_cpu_input("input_ids", ids)
+        binding.bind_cpu_input("attention_mask", mask)
+        binding.bind_output("embedding")
+        session.run_with_iobinding(binding)
+        return binding.copy_outputs_to_cpu()
+
+    # Session options that leave the vectors as they are, the cases taking turns over 4 rounds.
+    default = session_with()
+    variants: list[tuple[str, Any, Callable[..., Any]]] = [
+        ("as the product (baseline)", default, plain),
+        ("memory arena off", session_with(enable_cpu_mem_arena=False), plain),
+        ("memory patterns off", session_with(enable_mem_pattern=False), plain),
+        ("spinning off", session_with(config={"session.intra_op.allow_spinning": "0"}), plain),
+        ("denormals as zero", session_with(config={"session.set_denormal_as_zero": "1"}), plain),
+        ("IO binding", default, bound),
+    ]
+    inputs = [model.tokenize(pair) for pair in pairs]
+    option_times: list[list[float]] = [[] for _ in variants]
+    for r in range(4):
+        for i in range(len(variants)) if r % 2 == 0 else reversed(range(len(variants))):
+            _, session, call = variants[i]
+            for ids, mask in inputs[:3]:
+                call(session, ids, mask)
+            for ids, mask in inputs[r::4]:
+                started = time.perf_counter()
+                call(session, ids, mask)
+                option_times[i].append((time.perf_counter() - started) * 1000)
+
     profile_dir = Path(tempfile.mkdtemp(prefix="tutor-bench-ort-profile-"))
-    options.enable_profiling = True
-    options.profile_file_prefix = str(profile_dir / "run")
-    session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-    for pair in pairs:
-        ids, mask = model.tokenize(pair)
-        session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
+    session = session_with(enable_profiling=True, profile_file_prefix=str(profile_dir / "run"))
+    for ids, mask in inputs:
+        plain(session, ids, mask)
     events = json.loads(Path(session.end_profiling()).read_text())
     shutil.rmtree(profile_dir, ignore_errors=True)
     by_op: dict[str, float] = {}
@@ -386,6 +430,10 @@ def parts(args: argparse.Namespace) -> dict[str, Any]:
         "profiled_run_mean": runs,
         "kernels_mean": dict(sorted(by_op.items(), key=lambda kv: -kv[1])),
         "outside_kernels_mean": runs - kernels,
+        "options": [
+            {"case": label, "p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95))}
+            for (label, *_), ms in zip(variants, option_times, strict=True)
+        ],
     }
 
 
@@ -403,6 +451,11 @@ def print_parts(result: dict[str, Any]) -> None:
         print(f"| {op} | {ms:.3f} | {ms / run:.1%} |")
     outside = result["outside_kernels_mean"]
     print(f"| (outside the kernels) | {outside:.3f} | {outside / run:.1%} |")
+    print("\nsession.run with other session options (the same vectors):")
+    print("| options | p50 ms | p95 ms | p50 / baseline |\n|---|---|---|---|")
+    base = result["options"][0]["p50"]
+    for row in result["options"]:
+        print(f"| {row['case']} | {row['p50']:.2f} | {row['p95']:.2f} | {row['p50'] / base:.2f}x |")
 
 
 # --- rss -------------------------------------------------------------------------------------

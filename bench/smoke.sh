@@ -38,6 +38,7 @@ run "$PY" manage.py migrate --noinput -v 0
 run "$PY" bench/recall_latency.py --smoke --json "$OUT/recall_latency.json"
 run "$PY" bench/lexical_alternatives.py --smoke
 run "$PY" bench/embeddings.py latency --smoke --json "$OUT/embeddings.json"
+run "$PY" bench/embeddings.py parts --smoke --json "$OUT/embeddings_parts.json"
 run env -u DATABASE_URL "$PY" bench/recall_memory.py --smoke --json "$OUT/recall_memory.json"
 run "$PY" bench/roster_import.py --smoke --json "$OUT/roster_import.json"
 run "$PY" bench/access_log.py --smoke --json "$OUT/access_log.json"
@@ -46,9 +47,10 @@ run "$PY" bench/middleware.py --smoke --json "$OUT/middleware.json"
 if [ -f "$RECALL_SET" ]; then
   run "$PY" bench/lexical_quality.py "$RECALL_SET" --smoke
   run env EMBEDDINGS_BACKEND=local "$PY" bench/peers.py "$RECALL_SET" --smoke --json "$OUT/peers.json"
+  run env -u DATABASE_URL "$PY" bench/embeddings_int8.py "$RECALL_SET" --smoke
 else
   printf '
-== bench smoke: no recall set at %s: lexical_quality and peers not run
+== bench smoke: no recall set at %s: lexical_quality, peers and embeddings_int8 not run
 ' "$RECALL_SET"
 fi
 
