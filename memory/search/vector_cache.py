@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from django.db.models import Count, Max, Sum
 
 from memory.models import AIMemory, MemoryEmbedding
 
@@ -151,7 +152,8 @@ class VectorCache:
     the vectors stored since. Those memories leave the cached matrix and come back with their
     current vector, if they are active and have one of this model. Bounded to
     EMBEDDINGS_CACHE_BYTES of buffers, least recently used student out (the latest one stays,
-    whatever its size).
+    whatever its size: SQLite has no other way to rank them). On PostgreSQL a student whose
+    vectors exceed the bound is never loaded (`warm`): the database ranks them.
 
     The cache holds committed rows only: what is read inside a transaction (which may hold its
     own writes, and may roll back) is used for that read and not kept, unless the caller owns the
@@ -164,6 +166,8 @@ class VectorCache:
         self._scoped = threading.local()
         self._bytes = 0  # what the cached buffers hold
         self._warming: dict[tuple[int, str], Future[None]] = {}
+        # Students whose vectors would not fit in EMBEDDINGS_CACHE_BYTES: the database ranks them.
+        self._oversized: set[tuple[int, str]] = set()
         self._loader: ThreadPoolExecutor | None = None
         self.loads = 0  # whole loads
         self.updates = 0  # catch-ups from the rows written since the cached revision
@@ -171,6 +175,7 @@ class VectorCache:
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self._oversized.clear()
             self._bytes = 0
 
     @property
@@ -197,10 +202,12 @@ class VectorCache:
     def warm(self, student_id: int, model: str) -> Future[None] | None:
         """Load the student's vectors on the cache's own thread, off the caller's path (PostgreSQL:
         the query that finds them cold is answered by the database meanwhile); None when a load of
-        them is already under way. The thread's database connection is closed after each load."""
+        them is already under way, or when they would not fit in EMBEDDINGS_CACHE_BYTES (the
+        database goes on ranking that student: the process never holds more than the bound for
+        them). The thread's database connection is closed after each load."""
         key = (student_id, model)
         with self._lock:
-            if key in self._warming:
+            if key in self._warming or key in self._oversized:
                 return None
             if self._loader is None:
                 self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-cache")
@@ -217,6 +224,11 @@ class VectorCache:
 
     def _warm(self, student_id: int, model: str) -> None:
         try:
+            if vectors_bytes(student_id=student_id, model=model) > settings.EMBEDDINGS_CACHE_BYTES:
+                with self._lock:
+                    self._oversized.add((student_id, model))
+                logger.info("vector cache: student %s's vectors exceed EMBEDDINGS_CACHE_BYTES, not held", student_id)
+                return
             self.get(student_id, model)
         except Exception:
             logger.exception("vector cache: loading student %s's vectors failed", student_id)
@@ -268,6 +280,15 @@ _VERSION_SQL = (
 )
 
 _VECTOR_FIELDS = ("memory_id", "dim", "vector", "memory__created_at", "sentences", "sentence_vectors")
+
+
+def vectors_bytes(*, student_id: int, model: str) -> int:
+    """What holding the student's current vectors of `model` takes, in bytes (float32 rows: one
+    per memory and one per sentence), read from the rows' counts without their vectors."""
+    row = MemoryEmbedding.objects.filter(
+        student_id=student_id, model=model, memory__status=AIMemory.Status.ACTIVE
+    ).aggregate(rows=Count("pk"), sentences=Sum("sentences"), dim=Max("dim"))
+    return 4 * (int(row["rows"] or 0) + int(row["sentences"] or 0)) * int(row["dim"] or 0)
 
 
 def _vector_rows(*, student_id: int, model: str, memory_ids: set[int] | None = None) -> list[Any]:

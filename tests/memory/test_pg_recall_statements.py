@@ -348,6 +348,38 @@ def test_the_vectors_held_in_the_process_rank_as_the_statement_does(mix: float, 
         assert held_scores.topic_of(extra) == pytest.approx(statement_scores.topic_of(extra), abs=1e-5)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_student_too_large_for_the_cache_is_ranked_by_the_database(settings: Any) -> None:
+    """A student whose vectors exceed EMBEDDINGS_CACHE_BYTES is never loaded into the process:
+    every query is the statement's, and no load is started again; a student within the bound
+    is held as usual."""
+    from memory.search.backend import search_backend
+    from memory.search.tuning import RecallConfig
+    from memory.search.vector_cache import vector_cache, vectors_bytes
+
+    rng = np.random.default_rng(5)
+    large, small = make_user("pg-large"), make_user("pg-small")
+    _memories(large, rng, 40)
+    _memories(small, rng, 4)
+    needed = vectors_bytes(student_id=large.pk, model=MODEL)
+    assert needed >= 40 * DIM * 4  # a row per memory, and one per sentence
+    settings.EMBEDDINGS_CACHE_BYTES = needed - 1
+    vector_cache.clear()
+    loads = vector_cache.loads
+    backend, config = search_backend(), RecallConfig()
+    for student in (large, large, small, small):
+        q = _unit(rng, 1)[0]
+        top, scores, degraded = backend.semantic(
+            student_id=student.pk, model=MODEL, query=q, topic=None, depth=5, extra=[], config=config,
+            now=timezone.now(), use_cache=True, timings={},
+        )  # fmt: skip
+        assert top and not degraded and scores is not None
+        vector_cache.settle()
+    assert not vector_cache.holds(large.pk, MODEL) and vector_cache.warm(large.pk, MODEL) is None
+    assert vector_cache.holds(small.pk, MODEL) and vector_cache.loads == loads + 1
+    vector_cache.clear()
+
+
 def test_writes_outside_the_services_move_the_student_s_revision() -> None:
     """The triggers stamp what a service did not (a data fix in SQL): a memory inserted or
     archived, a vector stored or deleted; a service's own stamp is left as it is; deleting a

@@ -55,7 +55,8 @@ EMBEDDINGS_RETRY_BACKOFF_SECONDS = env_float("EMBEDDINGS_RETRY_BACKOFF_SECONDS",
 EMBEDDINGS_SWEEP_BATCH = env_int("EMBEDDINGS_SWEEP_BATCH", 500)
 # The bytes of decoded vectors each process keeps (memory.search.vector_cache), least recently used
 # student out. A 1,000-memory student takes about 13-16 MB with its sentences. On PostgreSQL a
-# student left out is ranked in the database (memory.search.vector_search) instead.
+# student left out, or whose vectors alone exceed this, is ranked in the database
+# (memory.search.vector_search) instead.
 EMBEDDINGS_CACHE_BYTES = env_int("EMBEDDINGS_CACHE_BYTES", 256 * 1024 * 1024)
 # numpy's BLAS threads per process (memory.apps.limit_blas_threads); 0 leaves OpenBLAS's default
 # (one per core), which makes recall's small products wait for every core on a loaded machine.
