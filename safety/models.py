@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from safety.types import Category, Severity
+from safety.types import Category, Severity, kept_quiet
 
 
 class Flag(models.Model):
@@ -94,17 +94,15 @@ class Flag(models.Model):
     @property
     def quiet(self) -> bool:
         """A concern that waits in the teachers' queue without an alert: each concern-level signal
-        its backends gave is quiet (safety.types.Signal; `Verdict.alerts` decides the same way)."""
-        if self.severity != Severity.CONCERN:
-            return False
-        concerns = [
-            signal
+        its backends gave is quiet (safety.types.kept_quiet, as `Verdict.alerts` decides)."""
+        quiets = [
+            bool(signal.get("quiet"))
             for record in (self.scores or {}).values()
             if isinstance(record, dict) and record.get("answered")
             for signal in record.get("signals", [])
             if isinstance(signal, dict) and signal.get("severity") == Severity.CONCERN
         ]
-        return bool(concerns) and all(signal.get("quiet") for signal in concerns)
+        return kept_quiet(self.severity, quiets)
 
 
 class FlagAction(models.Model):

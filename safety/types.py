@@ -6,6 +6,7 @@ the backend's score. `combine` keeps, per category, the most severe signal any b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +90,13 @@ class BackendResult:
         }
 
 
+def kept_quiet(severity: str | None, concern_quiets: Sequence[bool]) -> bool:
+    """Whether an item of `severity`, whose concern-level signals are quiet or not as
+    `concern_quiets` says, is a quiet concern: it waits in the teachers' queue without an alert
+    (`Verdict.alerts` for a verdict, `Flag.quiet` for a recorded flag)."""
+    return severity == Severity.CONCERN and bool(concern_quiets) and all(concern_quiets)
+
+
 @dataclass
 class Verdict:
     """The combined screening of one text: the most severe signal per category, and every
@@ -115,11 +123,8 @@ class Verdict:
         """Whether it calls for an alert: a crisis, or a concern that some signal at concern
         level does not keep quiet."""
         severity = self.severity
-        if severity == Severity.CRISIS:
-            return True
-        return severity == Severity.CONCERN and any(
-            s.severity == Severity.CONCERN and not s.quiet for s in self.signals
-        )
+        quiets = [s.quiet for s in self.signals if s.severity == Severity.CONCERN]
+        return severity in (Severity.CONCERN, Severity.CRISIS) and not kept_quiet(severity, quiets)
 
     @property
     def categories(self) -> list[str]:
