@@ -2499,7 +2499,7 @@ export interface components {
             readonly alert_unrouted: boolean;
             /**
              * @description A concern that waits in the teachers' queue without an alert: each concern-level signal
-             *     its backends gave is quiet (safety.types.Signal; `Verdict.alerts` decides the same way).
+             *     its backends gave is quiet (safety.types.kept_quiet, as `Verdict.alerts` decides).
              */
             readonly quiet: boolean;
             /** Format: date-time */
