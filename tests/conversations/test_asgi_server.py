@@ -47,15 +47,29 @@ def test_disconnect_mid_stream_then_retries_during_and_after(server, llm, school
                 break
     assert seen[0] == "event: message"
 
+    # The retry streams. Served by the process driving the turn, it follows the turn's feed and
+    # its first event arrives while the model is held: the model is released then. Served by the
+    # other process, it polls the database and shows nothing until the reply is stored, so the
+    # model is released after a grace period instead.
+    first_event = threading.Event()
+
+    def retry_streamed() -> list[tuple[str, dict[str, Any]]]:
+        lines: list[str] = []
+        with httpx2.stream("POST", url, json=body, headers=headers(alice, Accept="text/event-stream"), timeout=60) as r:
+            assert r.status_code == 200, r.read()
+            for line in r.iter_lines():
+                first_event.set()
+                lines.append(line)
+        return parse_sse("\n".join(lines).encode() + b"\n\n")
+
     with ThreadPoolExecutor(1) as pool:
-        retry = pool.submit(httpx2.post, url, json=body, headers=headers(alice), timeout=60)
-        # The retry cannot be answered before the model goes on; release it once it is sent.
-        threading.Timer(1.0, llm.release).start()
+        retry = pool.submit(retry_streamed)
+        first_event.wait(timeout=3.0)
+        llm.release()
         during = retry.result()
-    assert during.status_code == 201, during.text
-    assert during.json()["replayed"] is False
     reply = Message.objects.get(conversation_id=cid, role="tutor")
-    assert during.json()["reply"]["id"] == reply.pk
+    assert during[0][0] == "message" and during[-1][0] == "done", during
+    assert during[-1][1]["replayed"] is False and during[-1][1]["id"] == reply.pk
     after = httpx2.post(url, json=body, headers=headers(alice, Accept="text/event-stream"), timeout=30)
     events = parse_sse(after.content)
     assert [k for k, _ in events] == ["message", "delta", "done"]
