@@ -304,13 +304,16 @@ def llm(llm_server: ScriptedLLM, settings: Any) -> Iterator[ScriptedLLM]:
 @pytest.fixture(autouse=True)
 def _empty_vector_cache() -> Iterator[None]:
     """Each test starts with an empty per-process vector cache (a student id may come back in
-    another test's rows on SQLite) and no cached query vector (an embedder may fail on purpose)."""
+    another test's rows on SQLite) and no cached query vector (an embedder may fail on purpose).
+    A load the test started on the cache's thread (PostgreSQL) ends with the test: it would
+    otherwise fill the next test's cache, or hold a session on the test database as it is dropped."""
     from memory.search.embeddings import query_cache
     from memory.search.recall import vector_cache
 
     vector_cache.clear()
     query_cache.clear()
     yield
+    vector_cache.settle()
     vector_cache.clear()
     query_cache.clear()
 
