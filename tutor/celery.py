@@ -117,11 +117,12 @@ def _give_beat_the_schedule(sender: Celery, **kwargs: object) -> None:
 
 @worker_process_init.connect
 def _warm_up_pool_process(**kwargs: object) -> None:
-    # Each pool process (prefork's children, or the solo pool's one) loads the embedder and logs
-    # its models before its first task; the learned safety screen waits for the first sweep.
+    # Each pool process (prefork's children, or the solo pool's one) loads the embedder that
+    # embeds memories and logs its models before its first task; the learned safety screen waits
+    # for the first sweep, the query side for the first query.
     from tutor.startup import warm_up
 
-    warm_up(safety_screen=False)
+    warm_up(safety_screen=False, queries=False)
 
 
 @worker_ready.connect

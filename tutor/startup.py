@@ -18,10 +18,12 @@ from safety import learned, unrouted
 logger = logging.getLogger("tutor.startup")
 
 
-def warm_up(*, safety_screen: bool = True) -> None:
+def warm_up(*, safety_screen: bool = True, queries: bool = True) -> None:
     """Never raises: a process starts even if the model server or the embedder is not ready.
     `safety_screen`: load the learned safety screen too (a web process); a worker loads it when
-    its first sweep screens a message, so that a worker that never screens does not hold it."""
+    its first sweep screens a message, so that a worker that never screens does not hold it.
+    `queries`: load the local embedder's query side (a web process embeds queries only); else its
+    fp32 model, which embeds memories (a worker). The other side loads at its first use."""
     try:
         unrouted.recipients_report()
     finally:
@@ -55,9 +57,15 @@ def warm_up(*, safety_screen: bool = True) -> None:
             logger.info("embedder: none (recall is lexical only)")
             return
         started = time.monotonic()
-        if backend == "local":
-            embedder.embed(["warm-up"])
-        logger.info("embedder: %s %s, ready in %.1f s", backend, embedder.name, time.monotonic() - started)
+        if isinstance(embedder, embeddings.LocalEmbedder):
+            (embedder.embed_query if queries else embedder.embed)(["warm-up"])
+        logger.info(
+            "embedder: %s %s, queries in %s, ready in %.1f s",
+            backend,
+            embedder.name,
+            embeddings.query_precision(embedder),
+            time.monotonic() - started,
+        )
     except Exception:
         logger.exception("embedder: could not be loaded; recall falls back to lexical until it can")
 

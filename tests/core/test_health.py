@@ -150,6 +150,7 @@ def test_ready_fails_when_the_local_embedder_is_not_loaded(anonymous, settings, 
 
     settings.EMBEDDINGS_BACKEND = "local"
     monkeypatch.setattr(embeddings.LocalEmbedder, "_model", None)
+    monkeypatch.setattr(embeddings.LocalEmbedder, "_query_model", None)
     resp = anonymous.get("/health/ready")
     assert resp.status_code == 503
     assert resp.json()["checks"]["embedder"] == "failed: the local model is not loaded"

@@ -45,6 +45,9 @@ EMBEDDINGS_TIMEOUT_SECONDS = env_float("EMBEDDINGS_TIMEOUT_SECONDS", 5.0)
 # ONNX Runtime threads of the local model per process. 1: on two threads a query waits for both cores,
 # which a busy machine rarely has free (docs/recall.md). 0: one per core.
 EMBEDDINGS_LOCAL_THREADS = env_int("EMBEDDINGS_LOCAL_THREADS", 1)
+# The local backend embeds queries with the model's int8 query side (memory.search.embeddings,
+# LocalEmbedder.embed_query): same model name, memories still in fp32. false: queries in fp32.
+EMBEDDINGS_QUERY_INT8 = env_bool("EMBEDDINGS_QUERY_INT8", True)
 # openai backend: texts per request; a larger batch is sent as several requests.
 EMBEDDINGS_REQUEST_MAX_INPUTS = env_int("EMBEDDINGS_REQUEST_MAX_INPUTS", 128)
 # Recent query vectors each process keeps (memory.search.embeddings.embed_queries; 0 = off).

@@ -2,6 +2,9 @@
 
 Each conversation's memories are loaded into a throwaway student (with their `created_at`),
 indexed and embedded like any memory, and each question is asked through `memory.search.recall.recall`.
+Each question and its topic text are embedded in one call through `embeddings.embed_queries`, as
+recall embeds them (with the local backend, on the int8 query side unless EMBEDDINGS_QUERY_INT8 is
+off); the report's `query_embedding` latency is that call's, for each conversation's first 20.
 
 By default all of it happens in a throwaway database of the command's own, created and migrated
 when it starts and removed when it ends, even on an error or Ctrl-C: on SQLite a file in a
@@ -317,20 +320,20 @@ class Command(BaseCommand):
                 if embedder is not None:
                     bar.update(status=f"{label}: embedding")
                     memory_embeddings_write(memory_ids=list(external), embedder=embedder)
-                    vectors = embedder.embed([q["question"] for q in questions])
-                    # Topic texts (the question without the student's ubiquitous words), embedded
-                    # in one batch too; recall embeds them itself for a variant that changes how.
-                    topics = [
-                        recall.topic_query(student_id=student.pk, query=q["question"], language=language, config=base)
-                        for q in questions
-                    ]
-                    wanted = [i for i, topic in enumerate(topics) if topic]
-                    for i, vector in zip(wanted, embedder.embed([topics[i] or "" for i in wanted]), strict=True):
-                        topic_vectors[i] = vector
-                    for q in questions[:20]:
+                    # Each question with its topic text (the question without the student's
+                    # ubiquitous words) in one call through the query path, as recall embeds them
+                    # (the int8 query side by default); recall embeds the topic text itself for a
+                    # variant that changes how it is chosen.
+                    for i, q in enumerate(questions):
+                        topic = recall.topic_query(
+                            student_id=student.pk, query=q["question"], language=language, config=base
+                        )
                         t = time.perf_counter()
-                        embedder.embed([q["question"]])
-                        embed_latencies.append((time.perf_counter() - t) * 1000)
+                        pair = embeddings.embed_queries(embedder, [q["question"], *([topic] if topic else [])])
+                        if i < 20:
+                            embed_latencies.append((time.perf_counter() - t) * 1000)
+                        vectors[i] = pair[0]
+                        topic_vectors[i] = pair[1] if topic else None
                 now = max(mem.created_at for mem in memories)
                 recall.vector_cache.clear()
                 bar.update(status=f"{label}: searching")
