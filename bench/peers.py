@@ -7,7 +7,10 @@ sentence-transformers on torch, as they load that model; the vectors agree withi
 
 - ours, PostgreSQL: `memory.search.recall.recall(student_id=..., query=q, limit=10)` on PostgreSQL 18 with
   pgvector, the configured local embedder (EMBEDDINGS_BACKEND=local): the query and its topic text
-  embedded in one call, the lexical statement, the pgvector statement, fusion, the relation bonus;
+  embedded in one call (on the int8 query side, EMBEDDINGS_QUERY_INT8's default), the lexical
+  statement, the pgvector statement, fusion, the relation bonus;
+- ours, PostgreSQL, queries in fp32 (`ours-pg-fp32`: EMBEDDINGS_QUERY_INT8=false, the product
+  before the int8 query side), the same recall on the same database with students of its own;
 - ours, PostgreSQL, the same question again right after: the query's vectors come from the
   recent-query cache (`memory.search.embeddings.embed_queries`), if recall uses it (the run checks the
   cache's hit counter and leaves the row out otherwise);
@@ -95,9 +98,10 @@ from bench.machine import cores, cpu_model, load, ram_gb  # noqa: E402
 LIMIT = 10
 ADVERSARIAL = "adversarial"
 # The order of the systems in the first question; it rotates by one system per question.
-SYSTEMS = ("ours-pg", "ours-sqlite", "mem0", "langgraph")
+SYSTEMS = ("ours-pg", "ours-pg-fp32", "ours-sqlite", "mem0", "langgraph")
 ROW_NAMES = {
     "ours-pg": "ours, PostgreSQL 18 + pgvector",
+    "ours-pg-fp32": "ours, PostgreSQL, queries in fp32",
     "ours-pg-cached": "ours, PostgreSQL, query vectors cached",
     "ours-sqlite": "ours, SQLite",
     "mem0": "mem0 OSS (Qdrant local)",
@@ -255,6 +259,7 @@ class Ours:
         return {
             "database": version,
             "embedder": self.embedder.name if self.embedder else None,
+            "query_precision": self.embeddings.query_precision(self.embedder) if self.embedder else None,
             "query_cache": hasattr(self.embeddings, "query_cache"),
         }
 
@@ -407,7 +412,7 @@ def worker(system: str, data_path: Path, count: int) -> None:
     conversations = json.loads(data_path.read_text())["conversations"][:count]
     started = time.perf_counter()
     runner: Ours | Mem0 | LangGraph
-    if system == "ours-pg":
+    if system in ("ours-pg", "ours-pg-fp32"):
         runner = Ours(conversations, sqlite=False)
     elif system == "ours-sqlite":
         runner = Ours(conversations, sqlite=True)
@@ -457,6 +462,8 @@ def worker(system: str, data_path: Path, count: int) -> None:
 class Worker:
     def __init__(self, system: str, data_path: Path, conversations: int) -> None:
         env = {**os.environ, **WORKER_ENV}
+        if system == "ours-pg-fp32":
+            env["EMBEDDINGS_QUERY_INT8"] = "false"
         self.system = system
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", system, "--conversations", str(conversations), str(data_path)],
@@ -539,7 +546,7 @@ def main() -> None:
             s
             for s in SYSTEMS
             if s == "ours-sqlite"
-            or (s == "ours-pg" and os.environ.get("DATABASE_URL", "").startswith("postgres"))
+            or (s.startswith("ours-pg") and os.environ.get("DATABASE_URL", "").startswith("postgres"))
             or (s in installed and importlib.util.find_spec(installed[s]) is not None and _has_torch())
         )
     if args.worker:
@@ -552,7 +559,7 @@ def main() -> None:
         conversations = conversations[: args.conversations]
     questions = [(index, q) for index, c in enumerate(conversations) for q in c["questions"][: args.questions or None]]
     systems = [s for s in args.systems.split(",") if s]
-    if "ours-pg" in systems and not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+    if any(s.startswith("ours-pg") for s in systems) and not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         raise SystemExit("ours-pg needs DATABASE_URL=postgres://... (a migrated database; see the docstring)")
     report: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M"),

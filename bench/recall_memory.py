@@ -17,7 +17,9 @@ the server runs the local embedder instead (EMBEDDINGS_BACKEND=local: all-MiniLM
 Runtime, loaded at start-up), and the memories' vectors are stored under its name, so that its
 query vectors are ranked against them. Each student searches their memories `--queries` times
 (`GET /api/v1/memories/?q=...`: hybrid recall, the semantic signal included; with the stand-in,
-its request count shows it ran). VmRSS of the server process is read from /proc: idle (after
+its request count shows it ran). The start-up log's embedder line gives the model's load time
+(with the local embedder, the int8 query side unless EMBEDDINGS_QUERY_INT8=false, which the
+server inherits). VmRSS of the server process is read from /proc: idle (after
 start-up, the ASGI lifespan warm-up included), after the first student's searches, after every
 student's, and after a second round over every student; VmHWM is its peak, RssAnon the process's
 own memory and RssFile its mapped files (shared libraries, the model's weight file: the page
@@ -33,6 +35,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -169,6 +172,10 @@ def measure(
             time.sleep(0.3)
         time.sleep(2)
         readings: dict[str, Any] = {"idle": process_mb(server.pid)}
+        # The start-up log's "embedder: ... ready in N s" (tutor.startup): the model's load time.
+        ready = re.search(r"embedder: (.*), ready in ([\d.]+) s", log.read_text(errors="replace"))
+        readings["embedder"] = ready.group(1) if ready else None
+        readings["embedder_ready_s"] = float(ready.group(2)) if ready else None
         children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
         assert not children, f"the server runs child processes {children}: VmRSS would miss them"
         times: list[float] = []
