@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import Enrollment, School, User
 from accounts.services import classroom_create
+from core.db import connection_release
 from tests import schema
 from tests.llm_server import ScriptedLLM
 
@@ -714,7 +716,11 @@ def server(
 
 
 def headers(user: Any, **extra: str) -> dict[str, str]:
+    """The user's token header. Called from a test's own thread, it gives that thread's database
+    connection back: a thread that ends holding one keeps it out of the pool for good."""
     token, _ = Token.objects.get_or_create(user=user)
+    if threading.current_thread() is not threading.main_thread():
+        connection_release()
     return {"Authorization": f"Token {token.key}", **extra}
 
 
