@@ -34,7 +34,7 @@ from django.conf import settings
 from django.utils.translation import gettext, gettext_noop
 
 from core import metrics
-from llm import costs, windows
+from llm import costs, network, windows
 from llm.models import LLMUsage
 from llm.tokens import count_tokens, message_tokens
 
@@ -466,11 +466,17 @@ _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Profil
 
 
 def _async_client(profile: Profile) -> openai.AsyncOpenAI:
+    """The profile's streaming client on this loop: the SDK's, its direct connections on
+    asyncio's transports (llm.network)."""
     _require_model(profile)
     per_loop = _async_clients.setdefault(asyncio.get_running_loop(), {})
     client = per_loop.get(profile)
     if client is None:
-        client = per_loop[profile] = openai.AsyncOpenAI(**_client_options(profile))
+        options = _client_options(profile)
+        # The SDK's own defaults (limits, redirects), its connections made by llm.network.
+        http_client = openai.DefaultAsyncHttpxClient(timeout=profile.timeout)
+        network.install(http_client)
+        client = per_loop[profile] = openai.AsyncOpenAI(**options, http_client=http_client)
     return client
 
 
