@@ -25,6 +25,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -748,10 +749,14 @@ async def drive(
 
 
 def start_py_spy(pid: int, seconds: float, out: Path) -> subprocess.Popen[Any] | None:
+    # The virtualenv's, else one on PATH (installed apart from a shared virtualenv).
     exe = Path(sys.executable).parent / "py-spy"
     if not exe.exists():
-        print("  py-spy is not installed in the virtualenv: no profile", flush=True)
-        return None
+        found = shutil.which("py-spy")
+        if found is None:
+            print("  py-spy is installed neither in the virtualenv nor on PATH: no profile", flush=True)
+            return None
+        exe = Path(found)
     # --gil: only the thread holding the GIL is sampled, so the samples are where the worker's
     # Python CPU goes (waits on sockets and locks drop out), and their count over the duration
     # is how busy its GIL was.
@@ -785,6 +790,8 @@ PACKAGE_GROUPS = [
     ("json", "json"),
     ("logging", "logging"),
     ("(conversations/", "app: conversations"),
+    ("(safety/", "app: safety"),
+    ("(core/", "app: core"),
     ("(memory/", "app: memory"),
     ("(llm/", "app: llm"),
     ("(tutor/", "app: tutor"),
@@ -793,7 +800,7 @@ PACKAGE_GROUPS = [
 
 
 # A py-spy frame of the app's code, "function (package/module.py:line)".
-APP_FRAME = re.compile(r"^(.*) \(((?:accounts|conversations|llm|memory|tutor)/[^:]*):\d+\)$")
+APP_FRAME = re.compile(r"^(.*) \(((?:accounts|conversations|core|llm|memory|safety|tutor)/[^:]*):\d+\)$")
 
 
 def frame_group(frame: str) -> str:
