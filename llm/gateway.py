@@ -465,6 +465,11 @@ _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Profil
 )
 
 
+# The request options the SDK's own `chat.completions.create` gives (its bearer key only), given
+# here rather than left to the SDK's defaults, which it copies deeply for every request.
+_CHAT_OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
+
+
 def _async_client(profile: Profile) -> openai.AsyncOpenAI:
     """The profile's streaming client on this loop: the SDK's, its direct connections on
     asyncio's transports (llm.network)."""
@@ -528,6 +533,7 @@ async def stream(
                 "/chat/completions",
                 cast_to=httpx2.Response,
                 body={"model": profile.model, "stream": True, **body},
+                options=_CHAT_OPTIONS,
                 stream=True,
             )
             async with aclosing(response):
