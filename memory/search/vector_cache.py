@@ -266,9 +266,10 @@ class VectorCache:
         if use_cache and (not connection.in_atomic_block or getattr(self._scoped, "active", False)):
             with self._lock:
                 # Two threads racing may leave the older of their reads: the next one catches up.
+                replaced = self._data.get(key)
                 self._data[key] = loaded
                 self._data.move_to_end(key)
-                self._bytes = sum(_nbytes(v) for v in self._data.values())
+                self._bytes += _nbytes(loaded) - (_nbytes(replaced) if replaced is not None else 0)
                 while len(self._data) > 1 and self._bytes > settings.EMBEDDINGS_CACHE_BYTES:
                     _, evicted = self._data.popitem(last=False)
                     self._bytes -= _nbytes(evicted)
