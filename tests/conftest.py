@@ -638,10 +638,12 @@ class Serve:
 
     def check(self, since: int = 0) -> None:
         """No traceback in the log since `since`, and each of the two worker processes warmed up
-        once before accepting connections (the ASGI lifespan): none was restarted."""
+        once before accepting connections (the ASGI lifespan), then set its garbage collector
+        (tutor.collector): none was restarted."""
         text = self.log_text(since)
         assert "Traceback" not in text, text
         assert self.log_text().count("chat model: scripted-tutor at") == 2, self.log_text()
+        assert self.log_text().count("garbage collector: ") == 2, self.log_text()
 
     def stop(self) -> None:
         terminate(self.proc)

@@ -2,7 +2,8 @@
 
 Django answers HTTP, except under /mcp/: the MCP server of the student memory (memory.mcp,
 docs/mcp.md). The ASGI lifespan (which Django does not handle) warms the process up before
-uvicorn accepts connections (tutor.startup), keeps the MCP session manager running for the
+uvicorn accepts connections (tutor.startup) and sets its garbage collector for a long life
+(tutor.collector), keeps the MCP session manager running for the
 process's life, and installs the drain (tutor.server.Drain): once the process is told to stop,
 each new request is answered 503 at once while the ones in progress end.
 """
@@ -28,6 +29,7 @@ if settings.SERVE_STATIC:
 # Imported once the apps are loaded (get_asgi_application above): they read the models.
 from conversations.turn import drive  # noqa: E402
 from memory.mcp import MCPHttpApp  # noqa: E402
+from tutor import collector  # noqa: E402
 from tutor.server import drain  # noqa: E402
 
 mcp_application = MCPHttpApp()
@@ -52,6 +54,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 from tutor.startup import warm_up
 
                 await sync_to_async(warm_up, thread_sensitive=False)()
+                collector.settle()
                 drain.install(busy=drive.turns_running, on_deadline=drive.turns_interrupt)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":

@@ -120,9 +120,11 @@ def _warm_up_pool_process(**kwargs: object) -> None:
     # Each pool process (prefork's children, or the solo pool's one) loads the embedder that
     # embeds memories and logs its models before its first task; the learned safety screen waits
     # for the first sweep, the query side for the first query.
+    from tutor import collector
     from tutor.startup import warm_up
 
     warm_up(safety_screen=False, queries=False)
+    collector.settle()
 
 
 @worker_ready.connect
