@@ -16,14 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, connection
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable
 from django.utils import translation
@@ -128,6 +130,41 @@ async def _in_thread(run: Callable[[], R]) -> R:
     return result  # type: ignore[return-value]
 
 
+# --- Statements bound on the server -----------------------------------------------------------
+
+
+@contextmanager
+def server_cursor() -> Iterator[Any]:
+    """A cursor of the default connection whose parameters the server binds (psycopg's
+    server-side binding), for the hot statements (the chat turn's, `compiled_query`'s, memory
+    search's): with DB_PREPARED_STATEMENTS (the connection's prepare_threshold 0) each statement
+    is parsed once per connection, and planned once when PostgreSQL settles on a generic plan
+    after five executions, and its parameters are sent as they are, not written into the SQL in
+    Python. One statement per `execute` (no `;`-separated list). Django's execute wrappers and
+    query log see it as any cursor. On another database, Django's own cursor."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    from django.db.backends.postgresql.base import ServerBindingCursor  # type: ignore[attr-defined]  # psycopg 3 only
+
+    connection.ensure_connection()
+    raw = ServerBindingCursor(connection.connection)
+    connection.validate_thread_sharing()
+    wrapper = _LoggedServerCursor(raw, connection) if connection.queries_logged else CursorWrapper(raw, connection)
+    with wrapper as cursor:
+        yield cursor
+
+
+class _LoggedServerCursor(CursorDebugWrapper):
+    """Django's query log for a server-binding cursor: the statement with its parameters
+    written in (Django reads them back from the cursor only when every cursor binds on the server)."""
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        with self.debug_sql(self.db.ops.compose_sql(sql, params), params):
+            return CursorWrapper.execute(self, sql, params)
+
+
 # --- Statements compiled once ------------------------------------------------------------------
 
 # Stand-ins for a statement's values while the ORM compiles it: within every integer field's
@@ -193,7 +230,7 @@ def compiled_query(key: str, shape: Hashable, build: Callable[..., QuerySet[Any]
     if statement is None:
         statement = _compiled[cache_key] = _compile(build, tuple(values))
     params = [p[1](values[p[0]]) if i in statement.slots else p for i, p in enumerate(statement.params)]
-    with connection.cursor() as cursor:
+    with server_cursor() as cursor:
         cursor.execute(statement.sql, params)
         rows = cursor.fetchall()
     if statement.converters:

@@ -35,6 +35,7 @@ from accounts.models import User
 from conversations.models import ContextCheckpoint, Conversation, ConversationFile, Message, ReplyMemory
 from conversations.selectors import conversation_get, require_student_owner
 from conversations.turn.window import Limits, check_fits, turn_ceiling, turn_limits
+from core.db import server_cursor
 from core.errors import DATABASE_ERRORS, Conflict, DatabaseUnavailable, NotFound, ServiceUnavailable
 from core.request_id import context_bind
 from llm import costs, gateway, prompt_blocks
@@ -283,7 +284,7 @@ def _claim_statement(
     fields = Conversation._meta.concrete_fields
     try:
         # A savepoint only inside a caller's transaction (tests): alone, the statement is atomic.
-        with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
+        with transaction.atomic() if connection.in_atomic_block else nullcontext(), server_cursor() as cursor:
             cursor.execute(statement, params)
             row = cursor.fetchone()
     except IntegrityError:

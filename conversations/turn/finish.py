@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message, ReplyMemory
 from conversations.turn.claim import Claimed, release, sql_named
+from core.db import server_cursor
 from llm import costs
 from llm.models import LLMUsage
 from llm.tokens import count_tokens
@@ -125,7 +126,7 @@ def _finish_statement(*, claim: Claimed, reply: Message, usage: list[LLMUsage]) 
         _access_rows(claim.shown),
         reply.created_at,
     ]
-    with connection.cursor() as cursor:
+    with server_cursor() as cursor:
         cursor.execute(statement, params)
         row = cursor.fetchone()
     if row is None:

@@ -20,48 +20,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
+from core.db import server_cursor
 from memory.models import IndexedMemory, StudentStatistic, TermStatistic
 from memory.search.fts import query_terms
 
 # PostgreSQL lexical search keeps a query's most selective terms (by document frequency).
 MAX_QUERY_TERMS = 12
-
-
-@contextmanager
-def server_cursor() -> Iterator[Any]:
-    """A cursor of the default connection whose parameters the server binds (psycopg's
-    server-side binding), for the search's hot statements: with DB_PREPARED_STATEMENTS (the
-    connection's prepare_threshold 0) each statement is parsed once per connection, and planned
-    once when PostgreSQL settles on a generic plan after five executions. Django's execute
-    wrappers and query log see it as any cursor. On another database, Django's own cursor."""
-    if connection.vendor != "postgresql":
-        with connection.cursor() as cursor:
-            yield cursor
-        return
-    from django.db.backends.postgresql.base import ServerBindingCursor  # type: ignore[attr-defined]  # psycopg 3 only
-
-    connection.ensure_connection()
-    raw = ServerBindingCursor(connection.connection)
-    connection.validate_thread_sharing()
-    wrapper = _LoggedServerCursor(raw, connection) if connection.queries_logged else CursorWrapper(raw, connection)
-    with wrapper as cursor:
-        yield cursor
-
-
-class _LoggedServerCursor(CursorDebugWrapper):
-    """Django's query log for a server-binding cursor: the statement with its parameters
-    written in (Django reads them back from the cursor only when every cursor binds on the server)."""
-
-    def execute(self, sql: Any, params: Any = None) -> Any:
-        with self.debug_sql(self.db.ops.compose_sql(sql, params), params):
-            return CursorWrapper.execute(self, sql, params)
 
 
 # --- Writing the index --------------------------------------------------------------------------

@@ -40,8 +40,8 @@ from datetime import datetime
 
 import numpy as np
 
+from core.db import server_cursor
 from memory.fields import vector_text
-from memory.search.postings import server_cursor
 
 
 def half_error(dim: int) -> float:

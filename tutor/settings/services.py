@@ -21,8 +21,8 @@ except (ValueError, KeyError) as _exc:
 DB_POOL_MIN_SIZE = env_int("DB_POOL_MIN_SIZE", 1, minimum=0)
 DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 6, minimum=1)
 DB_POOL_TIMEOUT_SECONDS = env_float("DB_POOL_TIMEOUT_SECONDS", 10.0, minimum=0)
-# Memory search's hot statements (memory.search.postings.server_cursor) are bound on the server
-# and prepared once per connection. Turn off behind a pooler that does not keep prepared
+# The hot statements (core.db.server_cursor: the chat turn's, memory search's) are bound on the
+# server and prepared once per connection. Turn off behind a pooler that does not keep prepared
 # statements across transactions (pgbouncer in transaction mode before 1.21, or without
 # max_prepared_statements): they are then bound on the server but never prepared.
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
