@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -124,3 +125,28 @@ def test_a_retry_replays_and_a_busy_conversation_waits(clients, llm, school, set
     Conversation.objects.filter(pk=cid).update(turn_token="x" * 32, turn_expires_at=timezone.now() + timedelta(hours=1))
     assert send(clients["alice"], cid, cmid="other").status_code == 503
     assert Message.objects.filter(conversation_id=cid).count() == 2
+
+
+def test_on_postgresql_the_turns_hot_statements_are_prepared_once_per_connection(clients, llm, school):
+    """The token's lookup, the claim, the finish and the compiled reads go through
+    core.db.server_cursor: after two turns on one connection, PostgreSQL holds them prepared,
+    each once, and the second turn prepared nothing new."""
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements: PostgreSQL's")
+    add_memories(school["alice"], 3)
+    steady_turn(clients, llm)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    firsts = [s.lstrip().split(" ")[0] for s in prepared]
+    assert "WITH" in firsts and sum(s.lstrip().startswith("WITH claimed") for s in prepared) == 1, prepared
+    assert sum(s.lstrip().startswith("WITH counted") for s in prepared) == 1, prepared
+    assert any('JOIN "authtoken_token" t' in s for s in prepared), prepared
+    assert len(prepared) == len(set(prepared)), prepared
+    before = len(prepared)
+    llm.script("chat", {"content": "Third."})
+    cid = Conversation.objects.filter(student=school["alice"]).latest("pk").pk
+    assert send(clients["alice"], cid, content="One more question about fractions", cmid="third").status_code == 201
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone()[0] == before
