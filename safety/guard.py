@@ -33,6 +33,7 @@ from django.conf import settings
 from conversations.models import Message
 from conversations.screening import SAFETY, Guard, Notice, ScreenTurn, TurnScreen
 from core.db import db_step
+from llm.offload import offload
 from llm.tools import ToolEvent
 from safety import line, offline, recording, replies
 from safety.models import Flag
@@ -128,13 +129,18 @@ class _Screen(TurnScreen):
             logger.exception("message %s: the safety flag could not be recorded", message_id)
 
     async def _screen_line(self) -> list[BackendResult]:
+        message_id, conversation_id = self.turn.message.pk, self.turn.conversation_id
         try:
-            return await db_step(
+            # The context in a database step, the encoder off the database threads (llm.offload):
+            # a turn waiting for the encoder holds no connection.
+            context = await db_step(line.stored_context, message_id=message_id, conversation_id=conversation_id)
+            return await offload(
                 line.screen_stored,
-                message_id=self.turn.message.pk,
-                conversation_id=self.turn.conversation_id,
+                message_id=message_id,
+                conversation_id=conversation_id,
                 text=self.text,
                 rules=self.offline,
+                context=context,
             )
         except Exception:
             logger.exception("message %s: the learned screen failed; the rules alone", self.turn.message.pk)

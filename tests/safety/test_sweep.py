@@ -107,3 +107,36 @@ def test_a_batchs_contexts_read_at_once_are_each_messages_own(school, django_ass
     assert contexts == expected
     assert [len(contexts[pk]) for pk, _ in messages] == [0, 1, 3, 2, 3, 3]
     assert message_contexts(messages=messages, size=0) == {pk: [] for pk, _ in messages}
+
+
+def test_the_guards_screen_reads_the_context_in_one_statement_and_screens_without_the_database(
+    school, django_assert_num_queries, settings
+):
+    """safety.line: the turn's guard reads a message's context in its database step
+    (`stored_context`, one statement) and screens it off the database threads (`screen_stored`
+    given that context: no statement), with the verdict of the sweep's path, which reads it
+    itself."""
+    from safety import line
+
+    settings.SAFETY_LEARNED = True
+    conversation = Conversation.objects.create(student=school["alice"], subject="s", last_activity_at=timezone.now())
+    texts = ["I failed again", "everyone hates me", "I don't want to be here anymore"]
+    stored = [
+        Message.objects.create(
+            conversation=conversation, seq=i + 1, role="student", content=t, client_message_id=f"c{i}"
+        )
+        for i, t in enumerate(texts)
+    ]
+    last = stored[-1]
+    with django_assert_num_queries(1):
+        context = line.stored_context(message_id=last.pk, conversation_id=conversation.pk)
+    assert context == texts[:2]
+    with django_assert_num_queries(0):
+        guarded = line.screen_stored(
+            message_id=last.pk, conversation_id=conversation.pk, text=last.content, context=context
+        )
+    swept = line.screen_stored(message_id=last.pk, conversation_id=conversation.pk, text=last.content)
+    assert [(r.backend, r.signals, r.scores) for r in guarded] == [(r.backend, r.signals, r.scores) for r in swept]
+    assert guarded[1].answered  # the learned screen read it
+    settings.SAFETY_LEARNED = False
+    assert line.stored_context(message_id=last.pk, conversation_id=conversation.pk) == []
