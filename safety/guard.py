@@ -35,7 +35,7 @@ from conversations.screening import SAFETY, Guard, Notice, ScreenTurn, TurnScree
 from core.db import db_step
 from llm.offload import offload
 from llm.tools import ToolEvent
-from safety import line, offline, recording, replies
+from safety import learned, line, offline, recording, replies
 from safety.models import Flag
 from safety.resources import resources_for
 from safety.types import BackendResult, Category, Severity, Verdict, combine, rank
@@ -130,6 +130,10 @@ class _Screen(TurnScreen):
 
     async def _screen_line(self) -> list[BackendResult]:
         message_id, conversation_id = self.turn.message.pk, self.turn.conversation_id
+        if not learned.enabled():  # the rules' result is known already: no thread, no statement
+            return line.screen_stored(
+                message_id=message_id, conversation_id=conversation_id, text=self.text, rules=self.offline, context=[]
+            )
         try:
             # The context in a database step, the encoder off the database threads (llm.offload):
             # a turn waiting for the encoder holds no connection.

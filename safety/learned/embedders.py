@@ -126,21 +126,22 @@ def _run_batch(mine: _Request) -> None:
         for r in batch:
             _queue.remove(r)
     try:
+        _encode_into(batch)
+    except Exception as exc:
         if len(batch) == 1:
-            _encode_into(batch)
-            return
-        try:
-            _encode_into(batch)
-        except Exception:
-            for r in batch:  # each on its own: a text the model cannot encode fails its own caller
-                try:
-                    _encode_into([r])
-                except Exception as exc:
-                    _finish([r], error=exc)
-    except BaseException as exc:
-        _finish([r for r in batch if not r.done], error=exc)
-        if not isinstance(exc, Exception):
-            raise
+            _finish(batch, error=exc)
+        else:  # each on its own: a text the model cannot encode fails its own caller
+            for r in batch:
+                _encode_alone(r)
+    finally:  # interrupted (KeyboardInterrupt, SystemExit): no caller waits for ever
+        _finish([r for r in batch if not r.done], error=RuntimeError("the encoder was interrupted"))
+
+
+def _encode_alone(request: _Request) -> None:
+    try:
+        _encode_into([request])
+    except Exception as exc:
+        _finish([request], error=exc)
 
 
 def _encode_into(batch: list[_Request]) -> None:

@@ -127,12 +127,11 @@ def test_a_retry_replays_and_a_busy_conversation_waits(clients, llm, school, set
     assert Message.objects.filter(conversation_id=cid).count() == 2
 
 
+@pytest.mark.postgresql_only
 def test_on_postgresql_the_turns_hot_statements_are_prepared_once_per_connection(clients, llm, school):
     """The token's lookup, the claim, the finish and the compiled reads go through
     core.db.server_cursor: after two turns on one connection, PostgreSQL holds them prepared,
     each once, and the second turn prepared nothing new."""
-    if connection.vendor != "postgresql":
-        pytest.skip("prepared statements: PostgreSQL's")
     add_memories(school["alice"], 3)
     steady_turn(clients, llm)
     with connection.cursor() as cursor:
