@@ -43,6 +43,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Each PostgreSQL session says whose it is (libpq's PGAPPNAME, inherited by the processes
+    # the tests start unless they set their own): the test database's teardown names any left.
+    os.environ["PGAPPNAME"] = f"pytest {os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(schema.WorkerCounts(), "schema-worker-counts")
 
@@ -122,6 +125,49 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     var_dir = Path(django_settings.VAR_DIR)
     if var_dir.name.startswith("tutor-test-") and var_dir.parent == Path(tempfile.gettempdir()):
         shutil.rmtree(var_dir, ignore_errors=True)
+
+
+OTHER_SESSIONS_GRACE_SECONDS = 20.0
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any, request: pytest.FixtureRequest) -> Iterator[None]:
+    """pytest-django's test database, dropped at the end of the run once no other session uses it.
+
+    PostgreSQL refuses to drop a database another session is connected to. A process or thread
+    the tests started may still be closing its connection when the run ends: the teardown waits
+    for those sessions (up to OTHER_SESSIONS_GRACE_SECONDS), then ends the ones left and names
+    them in a warning (their PGAPPNAME, state and last statement), so the database is dropped.
+    """
+    yield
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock():
+        left = _other_sessions_ended(connection.settings_dict["NAME"])
+    if left:
+        request.node.warn(pytest.PytestWarning(f"sessions still on the test database, ended: {left}"))
+
+
+def _other_sessions_ended(name: str) -> list[tuple[Any, ...]]:
+    """Wait for the sessions of the database `name` other than this process's pool to end; end
+    those left after the grace period. The ones ended (pid, application name, state, statement)."""
+    connection.close()
+    connection.close_pool()
+    sessions = (
+        "SELECT pid, application_name, state, left(query, 120) FROM pg_stat_activity "
+        "WHERE datname = %s AND pid <> pg_backend_pid()"
+    )
+    with connection._nodb_cursor() as cursor:
+        deadline = time.monotonic() + OTHER_SESSIONS_GRACE_SECONDS
+        while True:
+            cursor.execute(sessions, [name])
+            left = cursor.fetchall()
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        for row in left:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [row[0]])
+    return left
 
 
 @pytest.fixture(autouse=True)
@@ -532,6 +578,7 @@ def _worker_env(llm: ScriptedLLM, queue: str) -> dict[str, str]:
         "EMBEDDINGS_MODEL": django_settings.EMBEDDINGS_MODEL,
         "EMBEDDINGS_RETRY_BACKOFF_SECONDS": "0.3",
         "PYTHONPATH": str(ROOT),
+        "PGAPPNAME": f"{os.environ.get('PGAPPNAME', 'pytest')} served, queue {queue}",
     }
 
 
