@@ -152,7 +152,8 @@ def _other_sessions_ended(name: str) -> list[tuple[Any, ...]]:
     """Wait for the sessions of the database `name` other than this process's pool to end; end
     those left after the grace period. The ones ended (pid, application name, state, statement)."""
     connection.close()
-    connection.close_pool()
+    pooled: Any = connection  # django-stubs has no close_pool (Django 5.1)
+    pooled.close_pool()
     sessions = (
         "SELECT pid, application_name, state, left(query, 120) FROM pg_stat_activity "
         "WHERE datname = %s AND pid <> pg_backend_pid()"
