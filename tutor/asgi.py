@@ -1,6 +1,7 @@
 """The ASGI application, served by uvicorn (scripts/serve.sh: `make serve`, `make run`).
 
-Django answers HTTP, except under /mcp/: the MCP server of the student memory (memory.mcp,
+Django answers HTTP (its handler with each request's thread kept for reuse: tutor.request_threads),
+except under /mcp/: the MCP server of the student memory (memory.mcp,
 docs/mcp.md). The ASGI lifespan (which Django does not handle) warms the process up before
 uvicorn accepts connections (tutor.startup) and sets its garbage collector for a long life
 (tutor.collector), keeps the MCP session manager running for the
@@ -11,12 +12,16 @@ each new request is answered 503 at once while the ones in progress end.
 import os
 from typing import Any
 
+import django
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tutor.settings.base")
-django_application = get_asgi_application()
+django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application does
+
+from tutor.request_threads import ASGIHandler  # noqa: E402
+
+django_application: Any = ASGIHandler()
 
 if settings.SERVE_STATIC:
     # /static/: the web app's scripts (/app/), the API docs' and the admin's assets, read from
@@ -26,7 +31,7 @@ if settings.SERVE_STATIC:
 
     django_application = StaticFilesHandler(django_application)
 
-# Imported once the apps are loaded (get_asgi_application above): they read the models.
+# Imported once the apps are loaded (django.setup above): they read the models.
 from conversations.turn import drive  # noqa: E402
 from memory.mcp import MCPHttpApp  # noqa: E402
 from tutor import collector  # noqa: E402
