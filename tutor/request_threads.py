@@ -10,9 +10,9 @@ started and ended per request, every request having a signal to send.
 `ASGIHandler` keeps the contract (one request's thread-sensitive calls on one thread, one call
 at a time) and drops the churn: a request borrows an idle single-thread executor from a process
 pool at its first thread-sensitive call and gives it back when it ends. A request that ended
-while one of its calls still runs (a client gone mid-call) gives back a busy executor: the next
-request to borrow it waits for that call, as calls of one request do. At most `IDLE_KEPT`
-executors wait idle; the rest are shut down when given back.
+while one of its calls still runs (a client gone during a slow sync view) does not give it back:
+its thread ends after that call, as stock Django's would, and no later request waits behind it.
+At most `IDLE_KEPT` executors wait idle; the rest are shut down when given back.
 
 A task the request started and that outlives it (a chat turn finishing after its client left)
 is no longer in the request's context: a thread-sensitive call it makes gets a thread of its
@@ -64,16 +64,24 @@ class _RequestThread(Executor):
 
     def __init__(self) -> None:
         self._executor: ThreadPoolExecutor | None = None
+        self._last: Future[Any] | None = None  # one worker, in order: done means all are done
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         if self._executor is None:
             self._executor = threads.borrow()
-        return self._executor.submit(fn, *args, **kwargs)
+        self._last = self._executor.submit(fn, *args, **kwargs)
+        return self._last
 
     def release(self) -> None:
-        if self._executor is not None:
+        """The thread back to the pool if none of the request's calls is running, else ended
+        once they are."""
+        if self._executor is None:
+            return
+        if self._last is None or self._last.done():
             threads.give_back(self._executor)
-            self._executor = None
+        else:
+            self._executor.shutdown(wait=False)
+        self._executor = self._last = None
 
 
 class ASGIHandler(DjangoASGIHandler):

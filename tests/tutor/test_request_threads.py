@@ -111,3 +111,20 @@ def test_idle_threads_beyond_the_kept_number_are_shut_down(monkeypatch):
     with pytest.raises(RuntimeError):
         second.submit(threading.get_ident)
     assert pool.started == 2
+
+
+def test_a_request_that_ends_during_one_of_its_calls_keeps_its_thread_from_the_next():
+    pool = request_threads.threads
+    leaving, done = request_threads._RequestThread(), threading.Event()
+    still_running = leaving.submit(done.wait, 10)
+    busy = leaving._executor
+    leaving.release()  # its client left while the call runs
+    assert busy not in pool._idle
+    following = request_threads._RequestThread()
+    assert following.submit(threading.get_ident).result(timeout=10) != threading.get_ident()
+    assert not still_running.done()  # the next request did not wait behind it
+    following.release()
+    done.set()
+    assert still_running.result(timeout=10) is True  # the call it had ran to its end
+    with pytest.raises(RuntimeError):  # and its thread takes no more
+        busy.submit(threading.get_ident)
