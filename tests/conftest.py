@@ -159,13 +159,16 @@ def _other_sessions_ended(name: str) -> list[tuple[Any, ...]]:
         "WHERE datname = %s AND pid <> pg_backend_pid()"
     )
     with connection._nodb_cursor() as cursor:
-        deadline = time.monotonic() + OTHER_SESSIONS_GRACE_SECONDS
-        while True:
+
+        def others() -> list[tuple[Any, ...]]:
             cursor.execute(sessions, [name])
-            left = cursor.fetchall()
-            if not left or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+            return cursor.fetchall()
+
+        try:
+            wait_for(lambda: not others(), timeout=OTHER_SESSIONS_GRACE_SECONDS)
+            return []
+        except AssertionError:
+            left = others()
         for row in left:
             cursor.execute("SELECT pg_terminate_backend(%s)", [row[0]])
     return left

@@ -39,7 +39,7 @@ class _Threads:
     def __init__(self) -> None:
         self._idle: list[ThreadPoolExecutor] = []
         self._lock = threading.Lock()
-        self.started = 0  # executors made, for tests and metrics
+        self.started = 0  # executors made so far
 
     def borrow(self) -> ThreadPoolExecutor:
         with self._lock:
