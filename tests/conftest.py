@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -134,10 +134,12 @@ OTHER_SESSIONS_GRACE_SECONDS = 20.0
 def django_db_setup(django_db_setup: None, django_db_blocker: Any, request: pytest.FixtureRequest) -> Iterator[None]:
     """pytest-django's test database, dropped at the end of the run once no other session uses it.
 
-    PostgreSQL refuses to drop a database another session is connected to. A process or thread
-    the tests started may still be closing its connection when the run ends: the teardown waits
-    for those sessions (up to OTHER_SESSIONS_GRACE_SECONDS), then ends the ones left and names
-    them in a warning (their PGAPPNAME, state and last statement), so the database is dropped.
+    PostgreSQL refuses to drop a database another session is connected to. A process the tests
+    started may still be closing its connection when the run ends: the teardown waits for those
+    sessions (up to OTHER_SESSIONS_GRACE_SECONDS). A session of this process's own (its
+    PGAPPNAME), held by a thread of a test, will not close while it waits, and is not waited for.
+    The sessions left are ended and named in a warning (their PGAPPNAME, state and last
+    statement), so the database is dropped.
     """
     yield
     if connection.vendor != "postgresql":
@@ -149,8 +151,9 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any, request: pyte
 
 
 def _other_sessions_ended(name: str) -> list[tuple[Any, ...]]:
-    """Wait for the sessions of the database `name` other than this process's pool to end; end
-    those left after the grace period. The ones ended (pid, application name, state, statement)."""
+    """Wait for the sessions of the database `name` that other processes hold to end; end those
+    left after the grace period, and this process's own. The ones ended (pid, application name,
+    state, statement)."""
     connection.close()
     pooled: Any = connection  # django-stubs has no close_pool (Django 5.1)
     pooled.close_pool()
@@ -164,11 +167,10 @@ def _other_sessions_ended(name: str) -> list[tuple[Any, ...]]:
             cursor.execute(sessions, [name])
             return cursor.fetchall()
 
-        try:
-            wait_for(lambda: not others(), timeout=OTHER_SESSIONS_GRACE_SECONDS)
-            return []
-        except AssertionError:
-            left = others()
+        own = os.environ.get("PGAPPNAME")
+        with suppress(AssertionError):
+            wait_for(lambda: all(row[1] == own for row in others()), timeout=OTHER_SESSIONS_GRACE_SECONDS)
+        left = others()
         for row in left:
             cursor.execute("SELECT pg_terminate_backend(%s)", [row[0]])
     return left
