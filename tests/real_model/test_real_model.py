@@ -223,7 +223,7 @@ def test_gateway_stream_assembles_the_real_servers_tool_call(
 # --- 3. Ended conversations get a memory -------------------------------------------------------
 
 SUMMARY_TASK = "conversations.tasks.conversation_summarize"
-TURNS_PER_CONVERSATION = [3, 2, 4]
+TURNS_PER_CONVERSATION = [3, 5, 2, 4]
 FINISHED = re.compile(r"\] (?:succeeded in |retry: |raised unexpected)")
 
 
@@ -269,7 +269,7 @@ class ConversationRun:
 def test_every_ended_conversation_gets_a_summary_memory(
     clients: dict[str, APIClient], real_llm: RealModel, real_worker: Worker
 ) -> None:
-    """3 conversations of 2-4 short turns, each ended with POST /end/, a real Celery worker
+    """4 conversations of 2-5 short turns, each ended with POST /end/, a real Celery worker
     summarising with the real model: once the worker is idle, each conversation has exactly its
     one summary memory, and no summary is pending or failed. The sends' statuses are reported,
     not asserted: this server cuts a streamed answer short when another request arrives (its
