@@ -1,12 +1,12 @@
 """The ASGI application, served by uvicorn (scripts/serve.sh: `make serve`, `make run`).
 
-Django answers HTTP (its handler with each request's thread kept for reuse: tutor.request_threads),
-except under /mcp/: the MCP server of the student memory (memory.mcp,
+Django answers HTTP (its handler with each request's thread kept for reuse:
+tutor.request_threads), except under /mcp/: the MCP server of the student memory (memory.mcp,
 docs/mcp.md). The ASGI lifespan (which Django does not handle) warms the process up before
-uvicorn accepts connections (tutor.startup) and sets its garbage collector for a long life
-(tutor.collector), keeps the MCP session manager running for the
-process's life, and installs the drain (tutor.server.Drain): once the process is told to stop,
-each new request is answered 503 at once while the ones in progress end.
+uvicorn accepts connections (tutor.startup), sets its garbage collector for a long life
+(tutor.collector), keeps the MCP session manager running for the process's life, and installs
+the drain (tutor.server.Drain): once the process is told to stop, each new request is answered
+503 at once while the ones in progress end.
 """
 
 import os
