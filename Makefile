@@ -64,11 +64,11 @@ PYTEST_ARGS ?= -n 2 --dist loadgroup
 test: TEST_COMMAND = $(PY) scripts/pgsearch.py run -- $(PY) -m pytest $(PYTEST_ARGS)
 test-sqlite: TEST_COMMAND = env -u DATABASE_URL $(PY) -m pytest $(PYTEST_ARGS)
 test test-sqlite: install-dev
-	@lint_log=$$(mktemp); (nice -n 10 $(MAKE) --no-print-directory lint >$$lint_log 2>&1; echo $$? >$$lint_log.status) & \
+	@lint_log=$$(mktemp); nice -n 10 $(MAKE) --no-print-directory lint >$$lint_log 2>&1 & \
 	lint_pid=$$!; status=0; \
 	$(TEST_COMMAND) || status=$$?; \
-	wait $$lint_pid; lint_status=$$(cat $$lint_log.status 2>/dev/null || echo 1); \
-	printf '\n== make lint (status %s)\n' "$$lint_status"; cat $$lint_log; rm -f $$lint_log $$lint_log.status; \
+	lint_status=0; wait $$lint_pid || lint_status=$$?; \
+	printf '\n== make lint (status %s)\n' "$$lint_status"; cat $$lint_log; rm -f $$lint_log; \
 	[ "$$lint_status" = 0 ] || { echo "make $@: the lint failed" >&2; exit 1; }; exit $$status
 
 # The typed TypeScript client (clients/typescript) and the web app's scripts (web/static/web),
