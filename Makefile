@@ -58,9 +58,10 @@ lint: install-dev
 # of them (docs/testing.md). E.g. `make test PYTEST_ARGS='-m "not real_model"'` for one process.
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 
-# `make test` and `make test-sqlite` run the lint beside pytest, at a lower priority: mypy alone
-# keeps one core busy for about a minute on a new checkout, while the suite leaves part of the
-# machine idle. The lint's output comes when it ends, and either failing fails the target.
+# `make test` and `make test-sqlite` run the lint beside pytest, at a lower priority: mypy keeps
+# one core busy on a new checkout while the suite leaves part of the machine idle (the times are
+# in bench/README.md, "CI step times"). The lint's output comes when it ends, and either failing
+# fails the target.
 test: TEST_COMMAND = $(PY) scripts/pgsearch.py run -- $(PY) -m pytest $(PYTEST_ARGS)
 test-sqlite: TEST_COMMAND = env -u DATABASE_URL $(PY) -m pytest $(PYTEST_ARGS)
 test test-sqlite: install-dev
